@@ -1,0 +1,15 @@
+// Environment failures (a file that cannot be opened or written) are the only
+// exceptions pi-hydrate throws; input problems are Diagnostics.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pihydrate {
+
+class IoError : public std::runtime_error {
+ public:
+  explicit IoError(const std::string& what) : std::runtime_error(what) {}
+};
+
+}  // namespace pihydrate

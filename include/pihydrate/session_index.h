@@ -1,0 +1,170 @@
+// The session model: what one pass over a JSONL session file extracts, line
+// by line, before any of pi's loading rules are applied. Only the fields that
+// pi's loader and the rules look at are kept; the rest of a line stays on disk
+// and is reached again through `offset`/`length` when it must be copied out.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/line_reader.h"
+
+namespace pihydrate {
+
+// The JSON type of a member, with kMissing for an absent member.
+enum class JsonKind : std::uint8_t { kMissing, kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
+const char* json_kind_name(JsonKind kind);
+
+enum class EntryType : std::uint8_t {
+  kNone,  // no string `type`
+  kSession,
+  kMessage,
+  kCompaction,
+  kBranchSummary,
+  kCustomMessage,
+  kCustom,
+  kLabel,
+  kSessionInfo,
+  kModelChange,
+  kThinkingLevelChange,
+  kContextEdit,
+  kUsage,
+  kUnknown,
+};
+
+enum class Role : std::uint8_t {
+  kNone,  // no string `role`
+  kUser,
+  kAssistant,
+  kToolResult,
+  kCustom,
+  kHookMessage,
+  kBashExecution,
+  kBranchSummary,
+  kCompactionSummary,
+  kSystem,
+  kUnknown,
+};
+
+enum class StopReason : std::uint8_t { kNone, kStop, kLength, kToolUse, kError, kAborted, kPending, kOther };
+
+// A string member as found in a line: its kind, its (unescaped) text when it
+// is a string or a number, and the byte column where its value starts.
+struct Field {
+  JsonKind kind = JsonKind::kMissing;
+  std::string_view text;     // string contents, or number text; points into the arena
+  std::uint32_t column = 0;  // 1-based byte column of the value; 0 when missing
+  bool is_string() const { return kind == JsonKind::kString; }
+  bool present() const { return kind != JsonKind::kMissing; }
+};
+
+struct ToolCallRef {
+  std::string_view id;
+  std::string_view name;
+  std::uint32_t column = 0;  // column of the block's `id` value
+  JsonKind id_kind = JsonKind::kMissing;
+};
+
+// One parsed, non-blank line of the file.
+struct Entry {
+  std::uint64_t line = 0;    // 1-based physical line
+  std::uint64_t offset = 0;  // byte offset of the line in the file
+  std::uint64_t length = 0;  // bytes in the line, without '\n'
+
+  JsonKind root = JsonKind::kObject;  // the line's JSON value type
+  bool falsy = false;                 // null, false, 0 or "" (JS truthiness)
+
+  EntryType type = EntryType::kNone;
+  Field type_field;
+  Field id;
+  Field parent_id;
+  Field timestamp;
+
+  // Header members (type "session").
+  Field version;
+  Field cwd;
+
+  // `message` and what the rules need from inside it.
+  Field message;  // kind only; column of the value
+  Role role = Role::kNone;
+  Field role_field;
+  JsonKind content_kind = JsonKind::kMissing;
+  JsonKind usage_kind = JsonKind::kMissing;
+  JsonKind usage_cost_kind = JsonKind::kMissing;
+  StopReason stop_reason = StopReason::kNone;
+  Field stop_reason_field;
+  Field message_timestamp;
+  Field tool_call_id;  // toolResult.toolCallId
+  bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
+  std::uint32_t tool_calls_begin = 0;
+  std::uint32_t tool_calls_count = 0;
+
+  // References to other entries.
+  Field first_kept_entry_id;     // compaction
+  Field first_kept_entry_index;  // v1 compaction
+  Field target_id;               // label
+  Field label;                   // label
+  Field from_id;                 // branch_summary
+  Field summary;                 // compaction, branch_summary (kind; text not kept)
+};
+
+// Per-line problems found while splitting and parsing, independent of pi's
+// version. The pi view decides what they mean for loading.
+enum class LineProblem : std::uint8_t { kMalformed, kGlued, kNulByte, kTooLong, kTooDeep };
+
+struct BadLine {
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+  LineProblem problem = LineProblem::kMalformed;
+  bool is_last_without_newline = false;
+  std::string reason;  // parser's words, e.g. "Missing a comma or '}' after an object member."
+};
+
+struct IndexOptions {
+  LineReaderOptions reader;
+  std::size_t max_depth = 512;             // JSON nesting cap per line
+  std::size_t max_entries = 50'000'000;    // parsed lines kept in memory
+};
+
+// Interned strings for the index. Blocks never move, so string_views stay valid.
+class StringArena {
+ public:
+  std::string_view add(std::string_view text);
+
+ private:
+  std::deque<std::string> blocks_;
+  std::size_t used_in_last_ = 0;
+};
+
+struct SessionIndex {
+  std::string file;  // display name used in diagnostics
+  std::uint64_t file_size = 0;
+  std::uint64_t line_count = 0;       // physical lines
+  std::uint64_t blank_lines = 0;
+  bool starts_with_bom = false;
+  bool ends_with_newline = true;      // false when the last line has no '\n'
+  std::uint64_t crlf_lines = 0;
+  std::uint64_t first_crlf_line = 0;
+  std::vector<std::uint64_t> invalid_utf8_lines;  // line numbers
+  std::vector<std::uint64_t> invalid_utf8_columns;
+  bool entry_cap_hit = false;
+
+  std::vector<Entry> entries;  // parsed non-blank lines, in file order
+  std::vector<BadLine> bad_lines;
+  std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
+  std::unique_ptr<StringArena> arena = std::make_unique<StringArena>();
+
+  const ToolCallRef* calls_begin(const Entry& e) const { return tool_calls.data() + e.tool_calls_begin; }
+  const ToolCallRef* calls_end(const Entry& e) const { return calls_begin(e) + e.tool_calls_count; }
+};
+
+// Reads a whole session file in one streaming pass.
+SessionIndex build_session_index(ByteSource& source, std::string display_name,
+                                 const IndexOptions& options = {});
+
+}  // namespace pihydrate

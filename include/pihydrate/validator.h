@@ -1,0 +1,40 @@
+// `pi-hydrate validate`: does pi load this file, what does it silently lose or
+// change, and what breaks when the conversation resumes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/pi_view.h"
+#include "pihydrate/session_index.h"
+
+namespace pihydrate {
+
+struct ValidateOptions {
+  Level level = Level::kResume;        // report diagnostics up to this level
+  PiVersion pi_version = PiVersion::k1_5;
+  bool check_cwd = true;               // --no-cwd-check turns it off
+  bool linear = false;                 // --linear: branching is an error
+  std::string process_cwd;             // relative header cwds resolve here; empty: the real one
+  IndexOptions index;
+};
+
+struct FileReport {
+  std::string file;
+  bool loadable = false;   // `pi --session FILE` starts with the file's own content
+  bool resumable = false;  // loadable, and no resume-level errors
+  std::uint64_t lines = 0;
+  std::uint64_t entries = 0;
+  Diagnostics diagnostics;  // filtered by level; sorted by line, column, code
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+};
+
+// Validates an indexed file. Never touches the file itself.
+FileReport validate_index(const SessionIndex& index, const ValidateOptions& options);
+
+// Reads `source` in one streaming pass and validates it.
+FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options);
+
+}  // namespace pihydrate

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "pihydrate/validator.h"
+
+namespace pihydrate {
+
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+
+enum class ReportFormat { kText, kJson, kGithub };
+
+struct ValidateRun {
+  std::vector<FileReport> reports;
+  PiVersion pi_version = PiVersion::k1_5;
+  Level level = Level::kResume;
+};
+
+void write_text_report(const ValidateRun& run, std::ostream& out);
+void write_json_report(const ValidateRun& run, std::ostream& out);
+void write_github_report(const ValidateRun& run, std::ostream& out);
+
+}  // namespace pihydrate

@@ -1,0 +1,202 @@
+// `pi-hydrate validate`: option parsing and file expansion only; the checks
+// live in the library.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ostream>
+
+#include <boost/filesystem.hpp>
+#include <cxxopts.hpp>
+
+#include "cli/commands.h"
+#include "pihydrate/cli.h"
+#include "pihydrate/errors.h"
+
+namespace pihydrate {
+namespace {
+
+namespace fs = boost::filesystem;
+
+const char* kValidateHelp = R"(
+Checks session files the way pi loads them: whether `pi --session FILE` starts
+(load), what pi silently loses or changes and what breaks when the
+conversation resumes (resume), and fixture conventions (lint).
+
+Each finding is printed as
+  FILE:LINE:COL: error|warning: MESSAGE [PHnnn]
+    hint: HOW TO FIX IT
+Lines are 1-based, columns are 1-based byte columns. Every PHnnn code is
+documented in docs/diagnostics.md; --list-codes prints them.
+
+Arguments are files, directories (searched recursively for *.jsonl) or `-`
+for standard input. The input is never modified.
+
+Exit codes: 0 no errors (warnings allowed), 1 at least one error at the
+chosen level, 2 usage or I/O failure.
+
+Examples:
+  pi-hydrate validate session.jsonl
+  pi-hydrate validate --level lint --linear tests/fixtures/
+  pi-hydrate validate --format github sessions/    # GitHub Actions annotations
+  pi-hydrate validate --format json s.jsonl | jq '.files[0].loadable'
+)";
+
+struct Input {
+  std::string path;  // "-" for stdin
+};
+
+std::vector<Input> expand_inputs(const std::vector<std::string>& args, std::ostream& err, bool& io_failed) {
+  std::vector<Input> inputs;
+  for (const std::string& arg : args) {
+    if (arg == "-") {
+      inputs.push_back({arg});
+      continue;
+    }
+    boost::system::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      std::vector<std::string> found;
+      fs::recursive_directory_iterator it(arg, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        if (fs::is_regular_file(it->path(), ec) && it->path().extension() == ".jsonl")
+          found.push_back(it->path().string());
+      }
+      if (ec) {
+        err << "pi-hydrate: error: cannot list " << arg << ": " << ec.message() << "\n";
+        io_failed = true;
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) err << "pi-hydrate: warning: no *.jsonl files under " << arg << "\n";
+      for (auto& f : found) inputs.push_back({std::move(f)});
+    } else {
+      inputs.push_back({arg});
+    }
+  }
+  return inputs;
+}
+
+bool parse_level(const std::string& text, Level& level) {
+  if (text == "load") level = Level::kLoad;
+  else if (text == "resume") level = Level::kResume;
+  else if (text == "lint") level = Level::kLint;
+  else return false;
+  return true;
+}
+
+void list_codes(std::ostream& out) {
+  for (const CodeInfo& c : all_codes())
+    out << code_name(c.code) << "  " << level_name(c.level) << "  " << c.slug << ": " << c.title << "\n";
+}
+
+}  // namespace
+
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  cxxopts::Options options("pi-hydrate validate", "Check pi session files the way pi loads them.");
+  options.custom_help("[options]");
+  options.positional_help("FILE|DIR|- ...");
+  options.add_options()
+      ("level", "Report up to this level: load, resume or lint", cxxopts::value<std::string>()->default_value("resume"))
+      ("pi-version", "Follow this pi version's loader: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
+      ("no-cwd-check", "Do not check that the header cwd exists")
+      ("format", "Output: text, json or github", cxxopts::value<std::string>()->default_value("text"))
+      ("linear", "Report any branching as an error (lint level)")
+      ("max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
+      ("max-depth", "Deepest JSON nesting checked", cxxopts::value<std::size_t>()->default_value("512"))
+      ("max-entries", "Most entries checked per file", cxxopts::value<std::size_t>()->default_value("50000000"))
+      ("list-codes", "Print every diagnostic code and exit")
+      ("h,help", "Print this help")
+      ("files", "Session files", cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({"files"});
+
+  std::vector<const char*> argv{"pi-hydrate validate"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  cxxopts::ParseResult parsed;
+  try {
+    parsed = options.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    err << "pi-hydrate validate: error: " << e.what() << "\nRun 'pi-hydrate validate --help' for the options.\n";
+    return kExitUsage;
+  }
+  if (parsed.count("help")) {
+    out << options.help() << kValidateHelp;
+    return kExitOk;
+  }
+  if (parsed.count("list-codes")) {
+    list_codes(out);
+    return kExitOk;
+  }
+
+  ValidateOptions vo;
+  ReportFormat format;
+  const std::string fmt = parsed["format"].as<std::string>();
+  if (fmt == "text") format = ReportFormat::kText;
+  else if (fmt == "json") format = ReportFormat::kJson;
+  else if (fmt == "github") format = ReportFormat::kGithub;
+  else {
+    err << "pi-hydrate validate: error: --format must be text, json or github, not '" << fmt << "'\n";
+    return kExitUsage;
+  }
+  if (!parse_level(parsed["level"].as<std::string>(), vo.level)) {
+    err << "pi-hydrate validate: error: --level must be load, resume or lint, not '"
+        << parsed["level"].as<std::string>() << "'\n";
+    return kExitUsage;
+  }
+  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
+  if (!version) {
+    err << "pi-hydrate validate: error: --pi-version must be 0.78 or 1.5, not '"
+        << parsed["pi-version"].as<std::string>() << "'\n";
+    return kExitUsage;
+  }
+  vo.pi_version = *version;
+  vo.check_cwd = parsed.count("no-cwd-check") == 0;
+  vo.linear = parsed.count("linear") > 0;
+  vo.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
+  vo.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
+  vo.index.max_entries = parsed["max-entries"].as<std::size_t>();
+
+  if (!parsed.count("files")) {
+    err << "pi-hydrate validate: error: no input files\nRun 'pi-hydrate validate --help' for the options.\n";
+    return kExitUsage;
+  }
+  bool io_failed = false;
+  std::vector<Input> inputs = expand_inputs(parsed["files"].as<std::vector<std::string>>(), err, io_failed);
+
+  ValidateRun run;
+  run.pi_version = vo.pi_version;
+  run.level = vo.level;
+  for (const Input& input : inputs) {
+    if (input.path == "-") {
+      auto source = make_istream_source(in);
+      run.reports.push_back(validate_source(*source, "<stdin>", vo));
+      continue;
+    }
+    int fd = ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      err << "pi-hydrate: error: cannot open " << input.path << ": " << std::strerror(errno) << "\n";
+      io_failed = true;
+      continue;
+    }
+    try {
+      auto source = make_fd_source(fd, input.path);
+      run.reports.push_back(validate_source(*source, input.path, vo));
+    } catch (const IoError& e) {
+      err << "pi-hydrate: error: " << e.what() << "\n";
+      io_failed = true;
+    }
+    ::close(fd);
+  }
+
+  switch (format) {
+    case ReportFormat::kText: write_text_report(run, out); break;
+    case ReportFormat::kJson: write_json_report(run, out); break;
+    case ReportFormat::kGithub: write_github_report(run, out); break;
+  }
+  if (io_failed) return kExitUsage;
+  for (const FileReport& r : run.reports)
+    if (r.errors > 0) return kExitFindings;
+  return kExitOk;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,420 @@
+#include "core/entry_scanner.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+namespace pihydrate {
+namespace {
+
+// A bounds-checked input stream over one line. Peek() past the end yields
+// '\0', which RapidJSON treats as end of input; NUL bytes inside a line are
+// rejected before parsing, so the two cannot be confused.
+class LineStream {
+ public:
+  using Ch = char;
+  LineStream(std::string_view bytes, std::size_t start)
+      : begin_(bytes.data()), cur_(begin_ + start), end_(begin_ + bytes.size()) {}
+  Ch Peek() const { return cur_ < end_ ? *cur_ : '\0'; }
+  Ch Take() { return cur_ < end_ ? *cur_++ : '\0'; }
+  std::size_t Tell() const { return static_cast<std::size_t>(cur_ - begin_); }
+  const char* data() const { return begin_; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - begin_); }
+  // Write side of the stream concept; never used by the Reader.
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  const char* begin_;
+  const char* cur_;
+  const char* end_;
+};
+
+enum class Frame : std::uint8_t { kRoot, kMessage, kUsage, kContent, kBlock, kIgnored };
+
+enum class RootKey : std::uint8_t {
+  kOther, kType, kId, kParentId, kTimestamp, kVersion, kCwd, kMessage,
+  kFirstKeptEntryId, kFirstKeptEntryIndex, kTargetId, kLabel, kFromId, kSummary,
+};
+enum class MessageKey : std::uint8_t { kOther, kRole, kContent, kUsage, kStopReason, kTimestamp, kToolCallId, kExcludeFromContext };
+enum class BlockKey : std::uint8_t { kOther, kType, kId, kName };
+
+RootKey root_key(std::string_view k) {
+  switch (k.size()) {
+    case 2: if (k == "id") return RootKey::kId; break;
+    case 3: if (k == "cwd") return RootKey::kCwd; break;
+    case 4: if (k == "type") return RootKey::kType; break;
+    case 5: if (k == "label") return RootKey::kLabel; break;
+    case 6: if (k == "fromId") return RootKey::kFromId; break;
+    case 7:
+      if (k == "version") return RootKey::kVersion;
+      if (k == "message") return RootKey::kMessage;
+      if (k == "summary") return RootKey::kSummary;
+      break;
+    case 8:
+      if (k == "parentId") return RootKey::kParentId;
+      if (k == "targetId") return RootKey::kTargetId;
+      break;
+    case 9: if (k == "timestamp") return RootKey::kTimestamp; break;
+    case 16: if (k == "firstKeptEntryId") return RootKey::kFirstKeptEntryId; break;
+    case 19: if (k == "firstKeptEntryIndex") return RootKey::kFirstKeptEntryIndex; break;
+    default: break;
+  }
+  return RootKey::kOther;
+}
+
+MessageKey message_key(std::string_view k) {
+  if (k == "role") return MessageKey::kRole;
+  if (k == "content") return MessageKey::kContent;
+  if (k == "usage") return MessageKey::kUsage;
+  if (k == "stopReason") return MessageKey::kStopReason;
+  if (k == "timestamp") return MessageKey::kTimestamp;
+  if (k == "toolCallId") return MessageKey::kToolCallId;
+  if (k == "excludeFromContext") return MessageKey::kExcludeFromContext;
+  return MessageKey::kOther;
+}
+
+BlockKey block_key(std::string_view k) {
+  if (k == "type") return BlockKey::kType;
+  if (k == "id") return BlockKey::kId;
+  if (k == "name") return BlockKey::kName;
+  return BlockKey::kOther;
+}
+
+EntryType entry_type_of(std::string_view t) {
+  if (t == "message") return EntryType::kMessage;
+  if (t == "session") return EntryType::kSession;
+  if (t == "compaction") return EntryType::kCompaction;
+  if (t == "branch_summary") return EntryType::kBranchSummary;
+  if (t == "custom_message") return EntryType::kCustomMessage;
+  if (t == "custom") return EntryType::kCustom;
+  if (t == "label") return EntryType::kLabel;
+  if (t == "session_info") return EntryType::kSessionInfo;
+  if (t == "model_change") return EntryType::kModelChange;
+  if (t == "thinking_level_change") return EntryType::kThinkingLevelChange;
+  if (t == "context_edit") return EntryType::kContextEdit;
+  if (t == "usage") return EntryType::kUsage;
+  return EntryType::kUnknown;
+}
+
+Role role_of(std::string_view r) {
+  if (r == "user") return Role::kUser;
+  if (r == "assistant") return Role::kAssistant;
+  if (r == "toolResult") return Role::kToolResult;
+  if (r == "custom") return Role::kCustom;
+  if (r == "hookMessage") return Role::kHookMessage;
+  if (r == "bashExecution") return Role::kBashExecution;
+  if (r == "branchSummary") return Role::kBranchSummary;
+  if (r == "compactionSummary") return Role::kCompactionSummary;
+  if (r == "system") return Role::kSystem;
+  return Role::kUnknown;
+}
+
+StopReason stop_reason_of(std::string_view s) {
+  if (s == "stop") return StopReason::kStop;
+  if (s == "length") return StopReason::kLength;
+  if (s == "toolUse") return StopReason::kToolUse;
+  if (s == "error") return StopReason::kError;
+  if (s == "aborted") return StopReason::kAborted;
+  if (s == "pending") return StopReason::kPending;
+  return StopReason::kOther;
+}
+
+bool number_text_is_zero(std::string_view text) {
+  std::string copy(text);
+  return std::strtod(copy.c_str(), nullptr) == 0.0;  // JS: 0, -0 and underflow are falsy
+}
+
+class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
+ public:
+  Handler(const LineStream& stream, Entry& entry, StringArena& arena, std::vector<ToolCallRef>& calls,
+          std::size_t max_depth)
+      : stream_(stream), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth) {
+    frames_.reserve(16);
+  }
+
+  bool depth_exceeded() const { return depth_exceeded_; }
+
+  bool Null() { return scalar(JsonKind::kNull, {}); }
+  bool Bool(bool b) { return scalar(b ? JsonKind::kTrue : JsonKind::kFalse, {}); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kNumber, {s, n}); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kString, {s, n}); }
+
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    key_end_ = stream_.Tell();
+    std::string_view k(s, n);
+    switch (frames_.back()) {
+      case Frame::kRoot: root_key_ = root_key(k); break;
+      case Frame::kMessage: message_key_ = message_key(k); break;
+      case Frame::kUsage: usage_is_cost_ = (k == "cost"); break;
+      case Frame::kBlock: block_key_ = block_key(k); break;
+      default: break;
+    }
+    return true;
+  }
+
+  bool StartObject() { return open(JsonKind::kObject); }
+  bool StartArray() { return open(JsonKind::kArray); }
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool EndArray(rapidjson::SizeType) { return close(); }
+
+ private:
+  std::uint32_t value_column() const {
+    const char* p = stream_.data();
+    std::size_t i = key_end_;
+    while (i < stream_.size() && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n' || p[i] == ':')) ++i;
+    return static_cast<std::uint32_t>(i + 1);
+  }
+
+  void set(Field& f, JsonKind kind, std::string_view text) {
+    f.kind = kind;
+    f.text = (kind == JsonKind::kString || kind == JsonKind::kNumber) ? arena_.add(text) : std::string_view();
+    f.column = value_column();
+  }
+
+  // Records a member value; `text` is set for strings and numbers.
+  void record(JsonKind kind, std::string_view text) {
+    if (frames_.empty()) {  // the line's root value is not an object
+      e_.root = kind;
+      e_.falsy = kind == JsonKind::kNull || kind == JsonKind::kFalse ||
+                 (kind == JsonKind::kString && text.empty()) ||
+                 (kind == JsonKind::kNumber && number_text_is_zero(text));
+      return;
+    }
+    switch (frames_.back()) {
+      case Frame::kRoot: record_root(kind, text); break;
+      case Frame::kMessage: record_message(kind, text); break;
+      case Frame::kUsage:
+        if (usage_is_cost_) e_.usage_cost_kind = kind;
+        break;
+      case Frame::kBlock:
+        if (block_key_ == BlockKey::kType) block_type_ = kind == JsonKind::kString ? std::string(text) : std::string();
+        if (block_key_ == BlockKey::kId) {
+          block_id_kind_ = kind;
+          block_id_ = kind == JsonKind::kString ? std::string(text) : std::string();
+          block_id_column_ = value_column();
+        }
+        if (block_key_ == BlockKey::kName) block_name_ = kind == JsonKind::kString ? std::string(text) : std::string();
+        break;
+      default: break;
+    }
+  }
+
+  void record_root(JsonKind kind, std::string_view text) {
+    switch (root_key_) {
+      case RootKey::kType:
+        set(e_.type_field, kind, text);
+        e_.type = kind == JsonKind::kString ? entry_type_of(text) : EntryType::kNone;
+        break;
+      case RootKey::kId: set(e_.id, kind, text); break;
+      case RootKey::kParentId: set(e_.parent_id, kind, text); break;
+      case RootKey::kTimestamp: set(e_.timestamp, kind, text); break;
+      case RootKey::kVersion: set(e_.version, kind, text); break;
+      case RootKey::kCwd: set(e_.cwd, kind, text); break;
+      case RootKey::kMessage:
+        reset_message();
+        e_.message.kind = kind;
+        e_.message.column = value_column();
+        break;
+      case RootKey::kFirstKeptEntryId: set(e_.first_kept_entry_id, kind, text); break;
+      case RootKey::kFirstKeptEntryIndex: set(e_.first_kept_entry_index, kind, text); break;
+      case RootKey::kTargetId: set(e_.target_id, kind, text); break;
+      case RootKey::kLabel: set(e_.label, kind, text); break;
+      case RootKey::kFromId: set(e_.from_id, kind, text); break;
+      case RootKey::kSummary: set(e_.summary, kind, text); break;
+      case RootKey::kOther: break;
+    }
+  }
+
+  void record_message(JsonKind kind, std::string_view text) {
+    switch (message_key_) {
+      case MessageKey::kRole:
+        set(e_.role_field, kind, text);
+        e_.role = kind == JsonKind::kString ? role_of(text) : Role::kNone;
+        break;
+      case MessageKey::kContent:
+        e_.content_kind = kind;
+        e_.tool_calls_count = 0;  // a repeated key: the last one wins, as in JSON.parse
+        calls_.resize(e_.tool_calls_begin);
+        break;
+      case MessageKey::kUsage:
+        e_.usage_kind = kind;
+        e_.usage_cost_kind = JsonKind::kMissing;
+        break;
+      case MessageKey::kStopReason:
+        set(e_.stop_reason_field, kind, text);
+        e_.stop_reason = kind == JsonKind::kString ? stop_reason_of(text) : StopReason::kNone;
+        break;
+      case MessageKey::kTimestamp: set(e_.message_timestamp, kind, text); break;
+      case MessageKey::kToolCallId: set(e_.tool_call_id, kind, text); break;
+      case MessageKey::kExcludeFromContext: e_.exclude_from_context = kind == JsonKind::kTrue; break;
+      case MessageKey::kOther: break;
+    }
+  }
+
+  void reset_message() {
+    Entry fresh;
+    e_.role = fresh.role;
+    e_.role_field = fresh.role_field;
+    e_.content_kind = fresh.content_kind;
+    e_.usage_kind = fresh.usage_kind;
+    e_.usage_cost_kind = fresh.usage_cost_kind;
+    e_.stop_reason = fresh.stop_reason;
+    e_.stop_reason_field = fresh.stop_reason_field;
+    e_.message_timestamp = fresh.message_timestamp;
+    e_.tool_call_id = fresh.tool_call_id;
+    e_.exclude_from_context = false;
+    e_.tool_calls_count = 0;
+    calls_.resize(e_.tool_calls_begin);
+  }
+
+  bool scalar(JsonKind kind, std::string_view text) {
+    if (frames_.empty() || frames_.back() != Frame::kIgnored) record(kind, text);
+    return true;
+  }
+
+  bool open(JsonKind kind) {
+    if (frames_.size() >= max_depth_) {
+      depth_exceeded_ = true;
+      return false;
+    }
+    Frame child = Frame::kIgnored;
+    if (frames_.empty()) {
+      e_.root = kind;
+      child = kind == JsonKind::kObject ? Frame::kRoot : Frame::kIgnored;
+    } else {
+      Frame parent = frames_.back();
+      if (parent != Frame::kIgnored) record(kind, {});
+      if (parent == Frame::kRoot && root_key_ == RootKey::kMessage && kind == JsonKind::kObject) {
+        child = Frame::kMessage;
+      } else if (parent == Frame::kMessage && message_key_ == MessageKey::kUsage && kind == JsonKind::kObject) {
+        child = Frame::kUsage;
+      } else if (parent == Frame::kMessage && message_key_ == MessageKey::kContent && kind == JsonKind::kArray) {
+        child = Frame::kContent;
+      } else if (parent == Frame::kContent && kind == JsonKind::kObject) {
+        child = Frame::kBlock;
+        block_type_.clear();
+        block_id_.clear();
+        block_name_.clear();
+        block_id_kind_ = JsonKind::kMissing;
+        block_id_column_ = 0;
+        block_key_ = BlockKey::kOther;
+      }
+    }
+    frames_.push_back(child);
+    return true;
+  }
+
+  bool close() {
+    Frame closing = frames_.back();
+    frames_.pop_back();
+    if (closing == Frame::kBlock && block_type_ == "toolCall") {
+      ToolCallRef ref;
+      ref.id = arena_.add(block_id_);
+      ref.name = arena_.add(block_name_);
+      ref.column = block_id_column_;
+      ref.id_kind = block_id_kind_;
+      calls_.push_back(ref);
+      ++e_.tool_calls_count;
+    }
+    return true;
+  }
+
+  const LineStream& stream_;
+  Entry& e_;
+  StringArena& arena_;
+  std::vector<ToolCallRef>& calls_;
+  std::size_t max_depth_;
+  bool depth_exceeded_ = false;
+  std::vector<Frame> frames_;
+  std::size_t key_end_ = 0;
+  RootKey root_key_ = RootKey::kOther;
+  MessageKey message_key_ = MessageKey::kOther;
+  BlockKey block_key_ = BlockKey::kOther;
+  bool usage_is_cost_ = false;
+  std::string block_type_, block_id_, block_name_;
+  JsonKind block_id_kind_ = JsonKind::kMissing;
+  std::uint32_t block_id_column_ = 0;
+};
+
+bool is_ascii_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Length of a Unicode whitespace sequence (as JS trim() sees it) at p, or 0.
+std::size_t unicode_space_len(const unsigned char* p, std::size_t left) {
+  if (left >= 2 && p[0] == 0xC2 && p[1] == 0xA0) return 2;                  // U+00A0
+  if (left >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) return 3;  // U+FEFF
+  if (left >= 3 && p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80) return 3;  // U+1680
+  if (left >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
+      ((p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF))
+    return 3;                                                                // U+2000-200A, 2028, 2029, 202F
+  if (left >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F) return 3;  // U+205F
+  if (left >= 3 && p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) return 3;  // U+3000
+  return 0;
+}
+
+}  // namespace
+
+bool is_js_blank(std::string_view bytes) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::size_t i = 0, n = bytes.size();
+  while (i < n) {
+    if (is_ascii_space(p[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t len = unicode_space_len(p + i, n - i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+ScanStatus EntryScanner::scan(std::string_view bytes, std::size_t start, Entry& entry, BadLine& bad) {
+  // Fast path for the common case: a line that starts with '{' is not blank.
+  if (bytes.size() <= start || (bytes[start] != '{' && is_js_blank(bytes.substr(start)))) return ScanStatus::kBlank;
+
+  if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
+    bad.problem = LineProblem::kNulByte;
+    bad.column = static_cast<std::uint64_t>(static_cast<const char*>(nul) - bytes.data()) + 1;
+    bad.reason = "NUL byte";
+    return ScanStatus::kBad;
+  }
+
+  entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
+  entry.tool_calls_count = 0;
+  LineStream stream(bytes, start);
+  Handler handler(stream, entry, arena_, tool_calls_, max_depth_);
+  rapidjson::Reader reader;
+  rapidjson::ParseResult result = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
+  if (result) return ScanStatus::kParsed;
+
+  tool_calls_.resize(entry.tool_calls_begin);
+  std::size_t offset = result.Offset();
+  bad.column = offset + 1;
+  if (handler.depth_exceeded()) {
+    bad.problem = LineProblem::kTooDeep;
+    bad.reason = "nesting deeper than " + std::to_string(max_depth_);
+  } else if (result.Code() == rapidjson::kParseErrorDocumentRootNotSingular) {
+    // A complete value followed by more: two records written onto one line.
+    std::size_t next = offset;
+    while (next < bytes.size() && is_ascii_space(static_cast<unsigned char>(bytes[next]))) ++next;
+    bad.column = next + 1;
+    bad.problem = (next < bytes.size() && (bytes[next] == '{' || bytes[next] == '[')) ? LineProblem::kGlued
+                                                                                      : LineProblem::kMalformed;
+    bad.reason = bad.problem == LineProblem::kGlued ? "a second JSON value starts here"
+                                                    : "unexpected text after the JSON value";
+  } else {
+    bad.problem = LineProblem::kMalformed;
+    std::string reason = rapidjson::GetParseError_En(result.Code());
+    if (!reason.empty() && reason.back() == '.') reason.pop_back();
+    bad.reason = reason;
+  }
+  return ScanStatus::kBad;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,34 @@
+// One line of JSON in, one Entry out: a SAX pass that keeps only the members
+// pi's loader and our rules look at. No DOM is built.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "pihydrate/session_index.h"
+
+namespace pihydrate {
+
+enum class ScanStatus { kParsed, kBlank, kBad };
+
+// True for a line that JavaScript's String.prototype.trim() empties.
+bool is_js_blank(std::string_view bytes);
+
+class EntryScanner {
+ public:
+  EntryScanner(StringArena& arena, std::vector<ToolCallRef>& tool_calls, std::size_t max_depth)
+      : arena_(arena), tool_calls_(tool_calls), max_depth_(max_depth) {}
+
+  // Scans `bytes` (one line without '\n') from byte `start` on (past a BOM);
+  // columns stay relative to the line's first byte. On kParsed fills `entry`
+  // (whose line/offset/length the caller sets); on kBad fills `bad`.
+  ScanStatus scan(std::string_view bytes, std::size_t start, Entry& entry, BadLine& bad);
+
+ private:
+  StringArena& arena_;
+  std::vector<ToolCallRef>& tool_calls_;
+  std::size_t max_depth_;
+};
+
+}  // namespace pihydrate

@@ -1,0 +1,302 @@
+#include "pihydrate/pi_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+namespace pihydrate {
+namespace {
+
+// JavaScript Map key for an `id`-like member: the JSON kind matters, since
+// byId.get("5") does not find an entry whose id is the number 5.
+std::string id_key(const Field& f) {
+  std::string key;
+  key.reserve(f.text.size() + 1);
+  switch (f.kind) {
+    case JsonKind::kString: key += 's'; break;
+    case JsonKind::kNumber: key += 'n'; break;
+    case JsonKind::kMissing: key += 'u'; break;
+    case JsonKind::kNull: key += 'N'; break;
+    case JsonKind::kTrue: key += 'T'; break;
+    case JsonKind::kFalse: key += 'F'; break;
+    default: key += 'o'; break;  // objects never compare equal; good enough
+  }
+  key.append(f.text.data(), f.text.size());
+  return key;
+}
+
+bool truthy(const Field& f) {
+  switch (f.kind) {
+    case JsonKind::kMissing:
+    case JsonKind::kNull:
+    case JsonKind::kFalse: return false;
+    case JsonKind::kString: return !f.text.empty();
+    case JsonKind::kNumber: return std::strtod(std::string(f.text).c_str(), nullptr) != 0.0;
+    default: return true;
+  }
+}
+
+// `header.version ?? 1`, then compared with numbers the way JavaScript does.
+double js_version(const Field& f) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  switch (f.kind) {
+    case JsonKind::kMissing:
+    case JsonKind::kNull: return 1;
+    case JsonKind::kTrue: return 1;
+    case JsonKind::kFalse: return 0;
+    case JsonKind::kNumber: return std::strtod(std::string(f.text).c_str(), nullptr);
+    case JsonKind::kString: {
+      std::string s(f.text);
+      std::size_t b = s.find_first_not_of(" \t\r\n");
+      if (b == std::string::npos) return 0;  // Number("") === 0
+      std::size_t e = s.find_last_not_of(" \t\r\n");
+      s = s.substr(b, e - b + 1);
+      char* end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      return (end && *end == '\0') ? v : nan;
+    }
+    default: return nan;
+  }
+}
+
+bool is_object_of_type(const Entry& e, EntryType type) { return e.root == JsonKind::kObject && e.type == type; }
+
+Role llm_role_of(const Entry& e, const PiView& view) {
+  Role role = e.role;
+  if (role == Role::kHookMessage && view.migrates_v2) role = Role::kCustom;
+  switch (role) {
+    case Role::kUser:
+    case Role::kAssistant:
+    case Role::kToolResult: return role;
+    case Role::kCustom:
+    case Role::kBranchSummary:
+    case Role::kCompactionSummary: return Role::kUser;
+    case Role::kBashExecution: return e.exclude_from_context ? Role::kNone : Role::kUser;
+    case Role::kSystem: return view.version == PiVersion::k1_5 ? Role::kSystem : Role::kNone;
+    default: return Role::kNone;
+  }
+}
+
+}  // namespace
+
+std::optional<PiVersion> parse_pi_version(std::string_view text) {
+  if (text == "0.78" || text == "0.78.0") return PiVersion::k0_78;
+  if (text == "1.5" || text == "1.5.2") return PiVersion::k1_5;
+  return std::nullopt;
+}
+
+const char* pi_version_name(PiVersion version) { return version == PiVersion::k0_78 ? "0.78" : "1.5"; }
+
+PiView build_pi_view(const SessionIndex& index, PiVersion version) {
+  PiView v;
+  v.version = version;
+  const bool is_a = version == PiVersion::k0_78;
+
+  // 1. Lines pi keeps. 0.78 trims the whole file first (which strips a BOM)
+  // and keeps every parsed value; 1.5 parses line by line (a BOM makes line 1
+  // invalid JSON) and keeps only truthy values.
+  for (std::uint32_t i = 0; i < index.entries.size(); ++i) {
+    const Entry& e = index.entries[i];
+    if (!is_a && e.line == 1 && index.starts_with_bom) continue;
+    if (!is_a && e.falsy) continue;
+    v.kept.push_back(i);
+  }
+
+  // 2. The header check: the first kept value must be {"type":"session","id":string}.
+  if (index.file_size == 0) {
+    v.outcome = LoadOutcome::kFreshSession;
+    v.failure = "the file is empty; pi writes a fresh session header into it";
+    return v;
+  }
+  if (v.kept.empty() || index.entries[v.kept[0]].root != JsonKind::kObject ||
+      index.entries[v.kept[0]].type != EntryType::kSession || !index.entries[v.kept[0]].id.is_string()) {
+    if (is_a && !v.kept.empty() && index.entries[v.kept[0]].root == JsonKind::kNull) {
+      v.outcome = LoadOutcome::kCrash;
+      v.failure = "TypeError: Cannot read properties of null (reading 'type')";
+      v.failure_line = index.entries[v.kept[0]].line;
+      return v;
+    }
+    v.outcome = is_a ? LoadOutcome::kReplaced : LoadOutcome::kRefused;
+    v.failure = is_a ? "pi 0.78 finds no valid session header and replaces the file with a fresh session"
+                     : "Session file is not a valid pi session";
+    if (!v.kept.empty()) v.failure_line = index.entries[v.kept[0]].line;
+    return v;
+  }
+  v.header = v.kept[0];
+  if (is_a) {
+    for (std::uint32_t i : v.kept) {
+      if (index.entries[i].root == JsonKind::kNull) {
+        v.outcome = LoadOutcome::kCrash;
+        v.failure = "TypeError: Cannot read properties of null (reading 'type')";
+        v.failure_line = index.entries[i].line;
+        return v;
+      }
+    }
+  }
+
+  // 3. Version and migration (migrateToCurrentVersion).
+  const Entry& header = index.entries[v.header];
+  v.version_missing = !header.version.present();
+  v.header_version = js_version(header.version);
+  v.migrates_v1 = v.header_version < 2;
+  v.migrates_v2 = v.header_version < 3;
+  v.rewrites_file = !(v.header_version >= 3);
+  if (v.migrates_v1) {
+    for (std::uint32_t i : v.kept) {
+      const Entry& e = index.entries[i];
+      if (e.root != JsonKind::kObject) {  // entry.id = … on a primitive throws in strict mode
+        v.outcome = LoadOutcome::kCrash;
+        v.failure = std::string("TypeError: Cannot create property 'id' on ") + json_kind_name(e.root);
+        v.failure_line = e.line;
+        return v;
+      }
+    }
+  }
+
+  // 4. The tree: every kept non-session value, in file order.
+  std::vector<std::uint32_t> kept_pos_of_node;
+  for (std::uint32_t k = 0; k < v.kept.size(); ++k) {
+    if (!is_object_of_type(index.entries[v.kept[k]], EntryType::kSession)) {
+      v.nodes.push_back(v.kept[k]);
+      kept_pos_of_node.push_back(k);
+    }
+  }
+  const std::size_t n = v.nodes.size();
+  v.parent.assign(n, -1);
+  v.link.assign(n, ParentLink::kRoot);
+  v.shadowed.assign(n, 0);
+  std::unordered_map<std::string, std::uint32_t> by_id;
+  if (v.migrates_v1) {
+    for (std::size_t i = 1; i < n; ++i) {
+      v.parent[i] = static_cast<std::int64_t>(i - 1);
+      v.link[i] = ParentLink::kLinked;
+    }
+  } else {
+    by_id.reserve(n * 2);
+    for (std::uint32_t i = 0; i < n; ++i) by_id[id_key(v.entry(index, i).id)] = i;  // later wins
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Entry& e = v.entry(index, i);
+      if (by_id[id_key(e.id)] != i) v.shadowed[i] = 1;
+      if (!truthy(e.parent_id)) continue;
+      auto it = by_id.find(id_key(e.parent_id));
+      if (it == by_id.end()) {
+        v.link[i] = ParentLink::kDangling;
+      } else {
+        v.link[i] = ParentLink::kLinked;
+        v.parent[i] = it->second;
+      }
+    }
+  }
+
+  // 5. The leaf is the last entry, whatever its type; an id of null means
+  // "before the first entry" and gives an empty context.
+  if (n == 0) return v;
+  if (!v.migrates_v1 && v.entry(index, static_cast<std::uint32_t>(n - 1)).id.kind == JsonKind::kNull) {
+    v.leaf_is_null = true;
+    return v;
+  }
+  v.leaf = static_cast<std::int64_t>(n - 1);
+
+  // 6. The parent walk. pi has no cycle check: 0.78 loops forever, 1.5 grows
+  // an array until V8 throws.
+  std::vector<std::uint8_t> seen(n, 0);
+  for (std::int64_t cur = v.leaf; cur >= 0; cur = v.parent[static_cast<std::size_t>(cur)]) {
+    if (seen[static_cast<std::size_t>(cur)]) {
+      v.cycle_node = cur;
+      v.outcome = is_a ? LoadOutcome::kHang : LoadOutcome::kCrash;
+      v.failure = is_a ? "the parentId walk never ends (pi 0.78 hangs)" : "RangeError: Invalid array length";
+      v.failure_line = v.entry(index, static_cast<std::uint32_t>(cur)).line;
+      v.path.clear();
+      return v;
+    }
+    seen[static_cast<std::size_t>(cur)] = 1;
+    v.path.push_back(static_cast<std::uint32_t>(cur));
+  }
+  std::reverse(v.path.begin(), v.path.end());
+
+  // 7. Context (buildSessionContext). A message entry without a message
+  // object throws while the settings are read.
+  for (std::uint32_t node : v.path) {
+    const Entry& e = v.entry(index, node);
+    if (is_object_of_type(e, EntryType::kMessage) &&
+        (e.message.kind == JsonKind::kMissing || e.message.kind == JsonKind::kNull)) {
+      v.outcome = LoadOutcome::kCrash;
+      v.failure = std::string("TypeError: Cannot read properties of ") +
+                  (e.message.kind == JsonKind::kNull ? "null" : "undefined") + " (reading 'role')";
+      v.failure_line = e.line;
+      return v;
+    }
+    if (is_object_of_type(e, EntryType::kCompaction)) v.compaction = node;
+  }
+
+  auto append = [&](std::uint32_t node) {
+    const Entry& e = v.entry(index, node);
+    if (e.root != JsonKind::kObject) return;
+    ContextItem item;
+    item.node = node;
+    if (e.type == EntryType::kMessage) {
+      item.kind = ContextKind::kMessage;
+      item.llm_role = e.message.kind == JsonKind::kObject ? llm_role_of(e, v) : Role::kNone;
+    } else if (e.type == EntryType::kCustomMessage) {
+      item.kind = ContextKind::kCustomMessage;
+      item.llm_role = Role::kUser;
+    } else if (e.type == EntryType::kBranchSummary && truthy(e.summary)) {
+      item.kind = ContextKind::kBranchSummary;
+      item.llm_role = Role::kUser;
+    } else {
+      return;
+    }
+    v.context.push_back(item);
+  };
+
+  if (v.compaction < 0) {
+    for (std::uint32_t node : v.path) append(node);
+    return v;
+  }
+  const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
+  v.context.push_back(ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
+  const std::string comp_key = id_key(comp.id);
+  // pi looks the compaction up again by id; after a v1 migration every id is
+  // fresh and unique, so that finds the compaction itself.
+  std::size_t comp_idx = 0;
+  while (comp_idx < v.path.size() &&
+         !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[comp_idx]) == v.compaction
+                         : is_object_of_type(v.entry(index, v.path[comp_idx]), EntryType::kCompaction) &&
+                               id_key(v.entry(index, v.path[comp_idx]).id) == comp_key))
+    ++comp_idx;
+
+  // Which path entry does firstKeptEntryId name? After a v1 migration the
+  // only way to name one is firstKeptEntryIndex pointing at an earlier entry.
+  std::int64_t first_kept_node = -1;
+  if (v.migrates_v1) {
+    const Field& fki = comp.first_kept_entry_index;
+    if (fki.kind == JsonKind::kNumber) {
+      double idx = std::strtod(std::string(fki.text).c_str(), nullptr);
+      std::uint32_t comp_kept_pos = kept_pos_of_node[static_cast<std::size_t>(v.compaction)];
+      if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
+        std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
+        for (std::uint32_t node = 0; node < n; ++node) {
+          if (v.nodes[node] == target_entry) first_kept_node = node;
+        }
+        v.first_kept_index_target = first_kept_node;
+      }
+    }
+  }
+  const std::string kept_key = id_key(comp.first_kept_entry_id);
+  bool found = false;
+  for (std::size_t i = 0; i < comp_idx; ++i) {
+    std::uint32_t node = v.path[i];
+    if (v.migrates_v1 ? static_cast<std::int64_t>(node) == first_kept_node
+                      : id_key(v.entry(index, node).id) == kept_key)
+      found = true;
+    if (found) append(node);
+  }
+  v.first_kept_found = found;
+  for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append(v.path[i]);
+  return v;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,102 @@
+// pi-ai's transformMessages, second pass, replayed over the context to find
+// where the history it sends breaks the call/result pairing that providers
+// require. pi-ai itself only repairs one direction (missing results).
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pihydrate/pi_view.h"
+
+namespace pihydrate {
+
+bool is_valid_tool_call_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const PiView& view) {
+  std::vector<PairingFinding> out;
+  struct Call {
+    std::uint32_t node;
+    const ToolCallRef* ref;
+  };
+  struct Unanswered {
+    std::uint32_t call_node;
+    std::uint32_t column;
+    std::int64_t closer;   // node that closed the turn, -1 at the end
+    std::int64_t late_result = -1;
+  };
+  std::vector<Call> pending;
+  std::unordered_set<std::string> answered_in_turn;
+  std::unordered_map<std::string, std::uint32_t> first_result;   // any turn
+  std::unordered_map<std::string, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
+  std::unordered_map<std::string, std::size_t> unanswered_by_id;
+  std::vector<std::pair<std::string, Unanswered>> unanswered;
+
+  auto close_turn = [&](std::int64_t closer) {
+    for (const Call& c : pending) {
+      std::string id(c.ref->id);
+      if (answered_in_turn.count(id)) continue;
+      unanswered_by_id[id] = unanswered.size();
+      unanswered.push_back({id, Unanswered{c.node, c.ref->column, closer}});
+    }
+    pending.clear();
+    answered_in_turn.clear();
+  };
+
+  for (const ContextItem& item : view.context) {
+    if (item.llm_role == Role::kNone) continue;
+    const Entry& e = view.entry(index, item.node);
+    if (item.llm_role == Role::kAssistant) {
+      close_turn(item.node);
+      if (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted) {
+        for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c)
+          skipped_calls[std::string(c->id)] = item.node;
+        continue;
+      }
+      for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) {
+        pending.push_back({item.node, c});
+        if (!is_valid_tool_call_id(c->id))
+          out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
+      }
+    } else if (item.llm_role == Role::kToolResult) {
+      std::string id(e.tool_call_id.text);
+      bool in_turn = false;
+      for (const Call& c : pending) in_turn = in_turn || c.ref->id == e.tool_call_id.text;
+      auto first = first_result.find(id);
+      if (first != first_result.end()) {
+        out.push_back({PairingIssue::kDuplicateResult, item.node, id, e.tool_call_id.column, -1, first->second, -1});
+      } else if (in_turn) {
+        answered_in_turn.insert(id);
+      } else if (auto s = skipped_calls.find(id); s != skipped_calls.end()) {
+        out.push_back({PairingIssue::kResultOfSkipped, item.node, id, e.tool_call_id.column, s->second, -1, -1});
+      } else if (auto u = unanswered_by_id.find(id); u != unanswered_by_id.end() && unanswered[u->second].second.late_result < 0) {
+        unanswered[u->second].second.late_result = item.node;
+      } else {
+        out.push_back({PairingIssue::kOrphanResult, item.node, id, e.tool_call_id.column, -1, -1, -1});
+      }
+      if (first == first_result.end()) first_result[id] = item.node;
+    } else if (item.llm_role == Role::kUser) {
+      close_turn(item.node);
+    }
+  }
+  close_turn(-1);
+
+  for (const auto& [id, u] : unanswered) {
+    if (u.late_result >= 0 && u.closer >= 0) {
+      // pi-ai sends "No result provided" at the closer, then the real
+      // result later as an orphan: one cause, reported once where it is.
+      out.push_back({PairingIssue::kInterleaved, static_cast<std::uint32_t>(u.closer), id, 0, u.call_node,
+                     u.late_result, u.closer});
+    } else {
+      out.push_back({PairingIssue::kMissingResult, u.call_node, id, u.column, u.call_node, -1, u.closer});
+    }
+  }
+  return out;
+}
+
+}  // namespace pihydrate

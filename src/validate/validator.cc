@@ -1,0 +1,91 @@
+#include "pihydrate/validator.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "validate/rules.h"
+
+namespace pihydrate {
+
+void RuleContext::report(Code code, Severity severity, std::uint64_t line, std::uint64_t column,
+                         std::string message, std::string hint) {
+  report_at_level(code, severity, code_info(code).level, line, column, std::move(message), std::move(hint));
+}
+
+void RuleContext::report_at_level(Code code, Severity severity, Level level, std::uint64_t line,
+                                  std::uint64_t column, std::string message, std::string hint) {
+  Diagnostic d;
+  d.code = code;
+  d.severity = severity;
+  d.level = level;
+  d.file = index.file;
+  d.line = line;
+  d.column = line == 0 ? 0 : std::max<std::uint64_t>(column, 1);
+  d.message = std::move(message);
+  d.hint = std::move(hint);
+  out_.push_back(std::move(d));
+}
+
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out = "\"";
+  std::size_t i = 0;
+  for (; i < text.size() && i < kMax; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (i < text.size()) out += "...";
+  out += '"';
+  return out;
+}
+
+FileReport validate_index(const SessionIndex& index, const ValidateOptions& options) {
+  PiView view = build_pi_view(index, options.pi_version);
+  Diagnostics all;
+  RuleContext ctx(index, view, options, all);
+  check_file_rules(ctx);
+  check_tree_rules(ctx);
+  check_message_rules(ctx);
+  check_lint_rules(ctx);
+
+  std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::make_tuple(a.line, a.column, static_cast<int>(a.code)) <
+           std::make_tuple(b.line, b.column, static_cast<int>(b.code));
+  });
+
+  FileReport report;
+  report.file = index.file;
+  report.lines = index.line_count;
+  report.entries = index.entries.size();
+  bool load_error = false, resume_error = false;
+  for (const Diagnostic& d : all) {
+    if (d.severity != Severity::kError) continue;
+    load_error = load_error || d.level == Level::kLoad;
+    resume_error = resume_error || d.level == Level::kResume;
+  }
+  report.loadable = !load_error;
+  report.resumable = !load_error && !resume_error;
+  for (Diagnostic& d : all) {
+    if (static_cast<int>(d.level) > static_cast<int>(options.level)) continue;
+    (d.severity == Severity::kError ? report.errors : report.warnings)++;
+    report.diagnostics.push_back(std::move(d));
+  }
+  return report;
+}
+
+FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options) {
+  SessionIndex index = build_session_index(source, display_name, options.index);
+  return validate_index(index, options);
+}
+
+}  // namespace pihydrate
