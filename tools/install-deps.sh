@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pi-hydrate builds and tests with, if missing.
+# Nothing is downloaded at build time; this is the only install step.
+set -euo pipefail
+
+packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds pi-hydrate and runs every test (unit and golden) with CTest.
+#   tools/test.sh             release build in build/
+#   tools/test.sh --sanitize  ASan + UBSan build in build-asan/
+# Warnings are errors here, so a warning fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIHYDRATE_WERROR=ON)
+if [ "${1:-}" = "--sanitize" ]; then
+  build_dir=build-asan
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DPIHYDRATE_WERROR=ON -DPIHYDRATE_SANITIZE=ON)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+
+tools/install-deps.sh
+cmake -S . -B "$build_dir" "${flags[@]}" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
