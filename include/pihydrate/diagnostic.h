@@ -106,6 +106,9 @@ struct Diagnostic {
 using Diagnostics = std::vector<Diagnostic>;
 
 const char* severity_name(Severity severity);
+
+// A value quoted for a message: escaped, and shortened to one line.
+std::string quote_for_message(std::string_view text);
 const char* level_name(Level level);
 
 }  // namespace pihydrate

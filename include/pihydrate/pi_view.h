@@ -60,6 +60,7 @@ struct PiView {
 
   // The tree pi indexes: kept non-session entries in file order.
   std::vector<std::uint32_t> nodes;       // entry index per node
+  std::vector<std::uint32_t> node_kept_position;  // node -> position in `kept` (v1 index target)
   std::vector<std::int64_t> parent;       // node -> parent node or -1
   std::vector<ParentLink> link;           // node -> how its parentId resolved
   std::vector<std::uint8_t> shadowed;     // node's id reused by a later node
@@ -79,6 +80,10 @@ struct PiView {
 };
 
 PiView build_pi_view(const SessionIndex& index, PiVersion version);
+
+// Recomputes compaction and context from `view.path` (for a path other than
+// the leaf's, e.g. the branch --leaf chooses).
+void rebuild_context(const SessionIndex& index, PiView& view);
 
 // ---- pi-ai's tool pairing over the context (transformMessages) ----
 

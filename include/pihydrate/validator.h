@@ -24,6 +24,7 @@ struct FileReport {
   std::string file;
   bool loadable = false;   // `pi --session FILE` starts with the file's own content
   bool resumable = false;  // loadable, and no resume-level errors
+  bool complete = true;    // false when a pi-hydrate limit (PH9xx) stopped a check: verdicts unknown
   std::uint64_t lines = 0;
   std::uint64_t entries = 0;
   Diagnostics diagnostics;  // filtered by level; sorted by line, column, code

@@ -8,6 +8,7 @@
 
 namespace pihydrate {
 
+int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
 int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
 
 enum class ReportFormat { kText, kJson, kGithub };

@@ -42,9 +42,15 @@ void write_text_report(const ValidateRun& run, std::ostream& out) {
           << "]\n";
       if (!d.hint.empty()) out << "    hint: " << d.hint << "\n";
     }
-    out << r.file << ": " << (r.loadable ? "loadable" : "NOT loadable") << " by pi " << pi_version_name(run.pi_version)
-        << ", " << (r.resumable ? "resumable" : (r.loadable ? "NOT resumable as written" : "not resumable")) << "; "
-        << plural(r.errors, "error", "errors") << ", " << plural(r.warnings, "warning", "warnings") << " (level " << level_name(run.level)
+    out << r.file << ": ";
+    if (!r.complete) {
+      out << "NOT fully checked (a pi-hydrate limit was hit, see PH9xx)";
+    } else {
+      out << (r.loadable ? "loadable" : "NOT loadable") << " by pi " << pi_version_name(run.pi_version) << ", "
+          << (r.resumable ? "resumable" : (r.loadable ? "NOT resumable as written" : "not resumable"));
+    }
+    out << "; " << plural(r.errors, "error", "errors") << ", " << plural(r.warnings, "warning", "warnings")
+        << " (level " << level_name(run.level)
         << ", " << plural(r.entries, "entry", "entries") << ")\n";
   }
 }
@@ -65,15 +71,18 @@ void write_json_report(const ValidateRun& run, std::ostream& out) {
   for (const FileReport& r : run.reports) {
     errors += r.errors;
     warnings += r.warnings;
-    loadable += r.loadable;
-    resumable += r.resumable;
+    loadable += r.complete && r.loadable;
+    resumable += r.complete && r.resumable;
     w.StartObject();
     w.Key("file");
     w.String(r.file.c_str(), static_cast<rapidjson::SizeType>(r.file.size()));
+    // Unknown when a limit stopped a check.
+    w.Key("complete");
+    w.Bool(r.complete);
     w.Key("loadable");
-    w.Bool(r.loadable);
+    if (r.complete) w.Bool(r.loadable); else w.Null();
     w.Key("resumable");
-    w.Bool(r.resumable);
+    if (r.complete) w.Bool(r.resumable); else w.Null();
     w.Key("lines");
     w.Uint64(r.lines);
     w.Key("entries");

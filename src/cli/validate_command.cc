@@ -100,6 +100,7 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
       ("level", "Report up to this level: load, resume or lint", cxxopts::value<std::string>()->default_value("resume"))
       ("pi-version", "Follow this pi version's loader: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
       ("no-cwd-check", "Do not check that the header cwd exists")
+      ("process-cwd", "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)", cxxopts::value<std::string>())
       ("format", "Output: text, json or github", cxxopts::value<std::string>()->default_value("text"))
       ("linear", "Report any branching as an error (lint level)")
       ("max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
@@ -116,7 +117,7 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   try {
     parsed = options.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const cxxopts::exceptions::exception& e) {
-    err << "pi-hydrate validate: error: " << e.what() << "\nRun 'pi-hydrate validate --help' for the options.\n";
+    err << "pi-hydrate: error: " << e.what() << "\nRun 'pi-hydrate validate --help' for the options.\n";
     return kExitUsage;
   }
   if (parsed.count("help")) {
@@ -135,29 +136,30 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   else if (fmt == "json") format = ReportFormat::kJson;
   else if (fmt == "github") format = ReportFormat::kGithub;
   else {
-    err << "pi-hydrate validate: error: --format must be text, json or github, not '" << fmt << "'\n";
+    err << "pi-hydrate: error: --format must be text, json or github, not '" << fmt << "'\n";
     return kExitUsage;
   }
   if (!parse_level(parsed["level"].as<std::string>(), vo.level)) {
-    err << "pi-hydrate validate: error: --level must be load, resume or lint, not '"
+    err << "pi-hydrate: error: --level must be load, resume or lint, not '"
         << parsed["level"].as<std::string>() << "'\n";
     return kExitUsage;
   }
   auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
   if (!version) {
-    err << "pi-hydrate validate: error: --pi-version must be 0.78 or 1.5, not '"
+    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '"
         << parsed["pi-version"].as<std::string>() << "'\n";
     return kExitUsage;
   }
   vo.pi_version = *version;
   vo.check_cwd = parsed.count("no-cwd-check") == 0;
+  if (parsed.count("process-cwd")) vo.process_cwd = parsed["process-cwd"].as<std::string>();
   vo.linear = parsed.count("linear") > 0;
   vo.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
   vo.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
   vo.index.max_entries = parsed["max-entries"].as<std::size_t>();
 
   if (!parsed.count("files")) {
-    err << "pi-hydrate validate: error: no input files\nRun 'pi-hydrate validate --help' for the options.\n";
+    err << "pi-hydrate: error: no input files\nRun 'pi-hydrate validate --help' for the options.\n";
     return kExitUsage;
   }
   bool io_failed = false;

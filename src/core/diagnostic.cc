@@ -84,6 +84,29 @@ std::string code_name(Code code) {
   return buf;
 }
 
+std::string quote_for_message(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out = "\"";
+  std::size_t i = 0;
+  for (; i < text.size() && i < kMax; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (i < text.size()) out += "...";
+  out += '"';
+  return out;
+}
+
 const char* severity_name(Severity severity) { return severity == Severity::kError ? "error" : "warning"; }
 
 const char* level_name(Level level) {

@@ -157,11 +157,10 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   }
 
   // 4. The tree: every kept non-session value, in file order.
-  std::vector<std::uint32_t> kept_pos_of_node;
   for (std::uint32_t k = 0; k < v.kept.size(); ++k) {
     if (!is_object_of_type(index.entries[v.kept[k]], EntryType::kSession)) {
       v.nodes.push_back(v.kept[k]);
-      kept_pos_of_node.push_back(k);
+      v.node_kept_position.push_back(k);
     }
   }
   const std::size_t n = v.nodes.size();
@@ -217,17 +216,29 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   }
   std::reverse(v.path.begin(), v.path.end());
 
-  // 7. Context (buildSessionContext). A message entry without a message
-  // object throws while the settings are read.
+  // 7. Context (buildSessionContext).
+  rebuild_context(index, v);
+  return v;
+}
+
+void rebuild_context(const SessionIndex& index, PiView& v) {
+  // A message entry without a message object throws while pi reads the
+  // settings along the path.
+  v.compaction = -1;
+  v.first_kept_found = false;
+  v.first_kept_index_target = -1;
+  v.context.clear();
+  const std::size_t n = v.nodes.size();
   for (std::uint32_t node : v.path) {
     const Entry& e = v.entry(index, node);
     if (is_object_of_type(e, EntryType::kMessage) &&
         (e.message.kind == JsonKind::kMissing || e.message.kind == JsonKind::kNull)) {
       v.outcome = LoadOutcome::kCrash;
+      v.context.clear();
       v.failure = std::string("TypeError: Cannot read properties of ") +
                   (e.message.kind == JsonKind::kNull ? "null" : "undefined") + " (reading 'role')";
       v.failure_line = e.line;
-      return v;
+      return;
     }
     if (is_object_of_type(e, EntryType::kCompaction)) v.compaction = node;
   }
@@ -254,7 +265,7 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
 
   if (v.compaction < 0) {
     for (std::uint32_t node : v.path) append(node);
-    return v;
+    return;
   }
   const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
   v.context.push_back(ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
@@ -275,7 +286,7 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
     const Field& fki = comp.first_kept_entry_index;
     if (fki.kind == JsonKind::kNumber) {
       double idx = std::strtod(std::string(fki.text).c_str(), nullptr);
-      std::uint32_t comp_kept_pos = kept_pos_of_node[static_cast<std::size_t>(v.compaction)];
+      std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
       if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
         std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
         for (std::uint32_t node = 0; node < n; ++node) {
@@ -296,7 +307,6 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   }
   v.first_kept_found = found;
   for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append(v.path[i]);
-  return v;
 }
 
 }  // namespace pihydrate

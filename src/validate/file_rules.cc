@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <boost/filesystem.hpp>
 
@@ -99,11 +100,17 @@ void check_non_object_lines(RuleContext& ctx) {
       continue;
     }
     std::string what = std::string("the line is ") + json_kind_name(e.root) + ", not an object: ";
+    bool becomes_leaf = false;
     if (e.falsy && !a) {
       what += "pi 1.5 skips it (pi 0.78 keeps it as an entry without type or id)";
     } else {
       what += "pi keeps it as an entry without type or id";
-      if (i + 1 == ctx.index.entries.size()) what += ", and as the last entry it becomes the leaf: the context is empty";
+      becomes_leaf = !ctx.view.nodes.empty() && ctx.view.nodes.back() == i;
+      if (becomes_leaf) what += ", and as the last entry it becomes the leaf: pi resumes an empty conversation";
+    }
+    if (becomes_leaf) {
+      ctx.report(Code::kNonObjectLine, Severity::kError, e.line, 1, what, "delete the line");
+      continue;
     }
     ctx.report(Code::kNonObjectLine, Severity::kWarning, e.line, 1, what, "delete the line");
   }
@@ -142,7 +149,7 @@ void check_header(RuleContext& ctx) {
   }
   if (v.kept.empty()) {
     ctx.report(Code::kNoHeader, Severity::kError, 0, 0, "no line parses as JSON, so there is no session header: " + reaction,
-               "the first JSON line must be {\"type\":\"session\",\"version\":3,\"id\":...,\"cwd\":...}");
+               "the first JSON line must be {\"type\":\"session\",\"version\":3,\"id\":\"<string>\",\"cwd\":...}");
     return;
   }
   const Entry& first = ctx.index.entries[v.kept[0]];
@@ -170,18 +177,34 @@ std::string resolve_like_pi(std::string_view cwd, const std::string& process_cwd
     const char* home = std::getenv("HOME");
     path = std::string(home ? home : "") + path.substr(1);
   }
-  fs::path p(path);
-  if (p.is_relative()) p = fs::path(process_cwd.empty() ? fs::current_path().string() : process_cwd) / p;
-  return p.lexically_normal().string();
+  if (path.empty() || path[0] != '/') path = (process_cwd.empty() ? fs::current_path().string() : process_cwd) + "/" + path;
+  // node's path.resolve: "." and ".." segments collapse, ".." stops at the root.
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    std::size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    std::string part = path.substr(pos, next - pos);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    pos = next + 1;
+  }
+  std::string out;
+  for (const std::string& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
 }
 
 void check_cwd(RuleContext& ctx) {
   if (ctx.view.header < 0) return;
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(ctx.view.header)];
   const Field& cwd = h.cwd;
-  if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull) {
+  if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull || (cwd.is_string() && cwd.text.empty())) {
     ctx.report(Code::kNoCwd, Severity::kWarning, h.line, cwd.present() ? cwd.column : 1,
-               std::string("the header has ") + (cwd.present() ? "a null cwd" : "no cwd") +
+               std::string("the header has ") +
+                   (cwd.is_string() ? "an empty cwd" : cwd.present() ? "a null cwd" : "no cwd") +
                    ": pi runs in whatever directory it is started from",
                "set \"cwd\" to the project directory (pi-hydrate --cwd does this)");
     return;
@@ -228,7 +251,9 @@ void check_version(RuleContext& ctx) {
                (ver.kind == JsonKind::kNumber && (ver.text == "1" || ver.text == "2" || ver.text == "3"));
   if (!known) {
     std::string what = "the header version is " +
-                       (ver.is_string() || ver.kind == JsonKind::kNumber ? quoted(ver.text) : std::string(json_kind_name(ver.kind)));
+                       (ver.is_string() ? quoted(ver.text)
+                        : ver.kind == JsonKind::kNumber ? std::string(ver.text)
+                                                        : std::string(json_kind_name(ver.kind)));
     if (std::isnan(v.header_version)) {
       what += ": JavaScript cannot compare it with 3, so pi migrates nothing but rewrites the file";
     } else if (v.header_version >= 3) {

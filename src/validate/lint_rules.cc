@@ -2,49 +2,11 @@
 #include <cctype>
 #include <string>
 
+#include "pihydrate/formats.h"
 #include "validate/rules.h"
 
 namespace pihydrate {
 namespace {
-
-bool is_entry_id(std::string_view id) {
-  if (id.size() != 8) return false;
-  for (char c : id)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-// pi's --session-id rule: ^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$
-bool is_session_id(std::string_view id) {
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (id.empty() || !alnum(id.front()) || !alnum(id.back())) return false;
-  for (char c : id)
-    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
-  return true;
-}
-
-// YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), as Date.prototype.toISOString()
-// writes it (always with Z) or close to it.
-bool is_iso8601(std::string_view t) {
-  auto digits = [&](std::size_t pos, std::size_t count) {
-    if (pos + count > t.size()) return false;
-    for (std::size_t i = pos; i < pos + count; ++i)
-      if (!std::isdigit(static_cast<unsigned char>(t[i]))) return false;
-    return true;
-  };
-  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' && digits(8, 2) && t[10] == 'T' &&
-        digits(11, 2) && t[13] == ':' && digits(14, 2) && t[16] == ':' && digits(17, 2)))
-    return false;
-  std::size_t i = 19;
-  if (i < t.size() && t[i] == '.') {
-    ++i;
-    std::size_t start = i;
-    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
-    if (i == start) return false;
-  }
-  if (i < t.size() && t[i] == 'Z') return i + 1 == t.size();
-  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' && digits(i + 4, 2);
-}
 
 bool is_epoch_ms(std::string_view number) {
   if (number.empty() || number.size() > 16) return false;
@@ -55,7 +17,7 @@ bool is_epoch_ms(std::string_view number) {
 
 void check_header_lint(RuleContext& ctx) {
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(ctx.view.header)];
-  if (!is_session_id(h.id.text)) {
+  if (!is_valid_session_id(h.id.text)) {
     ctx.report(Code::kSessionIdFormat, Severity::kWarning, h.line, h.id.column,
                "session id " + quoted(h.id.text) +
                    " fails pi's session-id rule (alphanumerics, '.', '_' and '-', starting and ending alphanumeric): "
@@ -81,7 +43,7 @@ void check_entries_lint(RuleContext& ctx) {
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject) continue;
-    if (!v.migrates_v1 && e.id.is_string() && !is_entry_id(e.id.text)) {
+    if (!v.migrates_v1 && e.id.is_string() && !is_pi_entry_id(e.id.text)) {
       ctx.report(Code::kEntryIdFormat, Severity::kWarning, e.line, e.id.column,
                  "entry id " + quoted(e.id.text) + " is not 8 lowercase hex digits, the form pi writes",
                  "use ids like \"a1b2c3d4\"");

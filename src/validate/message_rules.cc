@@ -92,7 +92,10 @@ void check_context_messages(RuleContext& ctx) {
       std::string what = std::string("message content is ") + (e.content_kind == JsonKind::kNull ? "null" : "missing");
       if (ctx.is_0_78()) {
         ctx.report(Code::kContentNotArray, Severity::kError, e.line, e.message.column,
-                   what + ": the interactive pi 0.78 crashes on it (reading 'filter')", "write \"content\":[]");
+                   what + (e.role == Role::kAssistant
+                               ? ": pi 0.78 crashes building the next request (reading 'flatMap') and in the TUI"
+                               : ": the interactive pi 0.78 crashes on it (reading 'filter')"),
+                   "write \"content\":[]");
       } else {
         ctx.report(Code::kContentNotArray, Severity::kWarning, e.line, e.message.column,
                    what + ": pi 1.5 reads it as [] (pi 0.78 crashes on it)", "write \"content\":[]");
@@ -144,7 +147,7 @@ void check_labels(RuleContext& ctx) {
     ctx.report(Code::kLabelTargetMissing, Severity::kWarning, e.line, e.target_id.present() ? e.target_id.column : 1,
                (e.target_id.is_string() ? "label target " + quoted(e.target_id.text) + " names no entry"
                                         : std::string("label without a string targetId")) +
-                   ": the label is attached to nothing, and as the last entry it would move the leaf",
+                   ": the label is attached to nothing",
                "point targetId at an entry, or delete the label");
   }
 }

@@ -1,5 +1,6 @@
 // Ids, parents, cycles and the leaf.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -9,7 +10,15 @@ namespace pihydrate {
 namespace {
 
 std::string id_text(const Field& f) {
-  return f.is_string() || f.kind == JsonKind::kNumber ? quoted(f.text) : std::string(json_kind_name(f.kind));
+  if (f.is_string()) return quoted(f.text);
+  if (f.kind == JsonKind::kNumber) return std::string(f.text) + " (a number)";
+  return json_kind_name(f.kind);
+}
+
+// parentId values JavaScript treats as "no parent": the walk stops there.
+bool falsy_parent(const Field& f) {
+  return f.kind == JsonKind::kFalse || (f.kind == JsonKind::kString && f.text.empty()) ||
+         (f.kind == JsonKind::kNumber && std::strtod(std::string(f.text).c_str(), nullptr) == 0.0);
 }
 
 bool on_path(const PiView& v, std::vector<std::uint8_t>& mask, std::uint32_t node) {
@@ -43,7 +52,8 @@ void check_cycles(RuleContext& ctx) {
         in = in || node == static_cast<std::uint32_t>(cur);
         if (in) cycle.push_back(node);
       }
-      std::uint32_t first = *std::min_element(cycle.begin(), cycle.end());
+      std::sort(cycle.begin(), cycle.end());  // file order reads best
+      std::uint32_t first = cycle.front();
       bool blocks_load = false;
       for (std::uint32_t node : cycle) blocks_load = blocks_load || static_cast<std::int64_t>(node) == v.cycle_node;
       const Entry& e = ctx.node_entry(first);
@@ -76,30 +86,54 @@ void check_ids_and_parents(RuleContext& ctx) {
   std::unordered_map<std::string, std::uint32_t> last_with_id;
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
-    if (e.id.is_string()) last_with_id[std::string(e.id.text)] = i;
+    if (e.id.is_string() || e.id.kind == JsonKind::kNumber) last_with_id[id_text(e.id)] = i;
   }
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject) continue;
-    if (!e.id.is_string()) {
-      ctx.report(Code::kMissingId, Severity::kError, e.line, e.id.present() ? e.id.column : 1,
-                 std::string("entry has ") + (e.id.present() ? "an id that is " + std::string(json_kind_name(e.id.kind)) : "no id") +
-                     ": no other entry can name it as parent, and if it is last, pi falls back to it alone as the context",
+    const bool last = i + 1 == v.nodes.size();
+    if (e.id.kind == JsonKind::kNull && last) {
+      ctx.report(Code::kMissingId, Severity::kError, e.line, e.id.column,
+                 "the last entry's id is null: pi reads that as \"before the first entry\" and resumes an empty "
+                 "conversation",
+                 "give the entry a unique 8-hex id");
+    } else if (!e.id.is_string() && e.id.kind != JsonKind::kNumber) {
+      ctx.report(Code::kMissingId, Severity::kWarning, e.line, e.id.present() ? e.id.column : 1,
+                 std::string("entry has ") +
+                     (e.id.present() ? "an id that is " + std::string(json_kind_name(e.id.kind)) : "no id") +
+                     ": no other entry can name it as its parent",
                  "give the entry a unique 8-hex id");
     } else if (v.shadowed[i]) {
-      std::uint32_t later = last_with_id[std::string(e.id.text)];
+      std::uint32_t later = last_with_id[id_text(e.id)];
       ctx.report(Code::kDuplicateId, Severity::kError, e.line, e.id.column,
-                 "id " + quoted(e.id.text) + " is used again on line " + std::to_string(ctx.node_line(later)) +
+                 "id " + id_text(e.id) + " is used again on line " + std::to_string(ctx.node_line(later)) +
                      ": pi keeps only the later entry, so this one drops out of the tree and its children hang "
                      "under line " + std::to_string(ctx.node_line(later)),
                  "give one of the two entries a fresh id and fix the parentIds that meant it");
     }
+    const bool first = i == 0;
+    const bool active = !v.path.empty() && on_path(v, path_mask, i);
+    if (falsy_parent(e.parent_id) || (!e.parent_id.present() && !first)) {
+      if (!first) {
+        ctx.report(Code::kDanglingParent, active ? Severity::kError : Severity::kWarning, e.line,
+                   e.parent_id.present() ? e.parent_id.column : 1,
+                   (e.parent_id.present() ? "parentId " + id_text(e.parent_id) + " counts as \"no parent\" in JavaScript"
+                                          : std::string("entry has no parentId")) +
+                       ": pi treats this entry as a root" +
+                       (active ? ", so the resumed conversation starts here and the entries before it are lost"
+                               : " (it is not on the resumed branch)"),
+                   "point parentId at the entry this one follows");
+      }
+    }
     if (v.link[i] == ParentLink::kDangling) {
-      bool active = !v.path.empty() && on_path(v, path_mask, i);
-      ctx.report(Code::kDanglingParent, active ? Severity::kError : Severity::kWarning, e.line, e.parent_id.column,
+      // The first entry has nothing before it to lose (a parentId naming the
+      // header is a common hand-written mistake).
+      bool loses = active && !first;
+      ctx.report(Code::kDanglingParent, loses ? Severity::kError : Severity::kWarning, e.line, e.parent_id.column,
                  "parentId " + id_text(e.parent_id) + " names no entry: pi treats this entry as a root" +
-                     (active ? ", so the resumed conversation starts here and everything before it is lost"
-                             : " (it is not on the resumed branch)"),
+                     (loses ? ", so the resumed conversation starts here and everything before it is lost"
+                            : first ? " (it is the first entry, so nothing is lost)"
+                                    : " (it is not on the resumed branch)"),
                  "point parentId at the entry this one follows");
     }
   }
@@ -151,6 +185,7 @@ void check_leaf(RuleContext& ctx) {
   for (std::uint32_t p : v.path)
     if (static_cast<std::int64_t>(p) == latest) return;
   const Entry& last = ctx.node_entry(v.leaf);
+  if (last.root != JsonKind::kObject) return;  // PH008 says why the context is empty
   ctx.report(Code::kLeafOffLatestBranch, Severity::kWarning, last.line, last.parent_id.present() ? last.parent_id.column : 1,
              "the last entry makes pi resume a branch that does not contain the latest message (line " +
                  std::to_string(ctx.node_line(latest)) + ")",

@@ -26,28 +26,7 @@ void RuleContext::report_at_level(Code code, Severity severity, Level level, std
   out_.push_back(std::move(d));
 }
 
-std::string quoted(std::string_view text) {
-  constexpr std::size_t kMax = 60;
-  std::string out = "\"";
-  std::size_t i = 0;
-  for (; i < text.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (i < text.size()) out += "...";
-  out += '"';
-  return out;
-}
+std::string quoted(std::string_view text) { return quote_for_message(text); }
 
 FileReport validate_index(const SessionIndex& index, const ValidateOptions& options) {
   PiView view = build_pi_view(index, options.pi_version);
@@ -66,9 +45,10 @@ FileReport validate_index(const SessionIndex& index, const ValidateOptions& opti
   FileReport report;
   report.file = index.file;
   report.lines = index.line_count;
-  report.entries = index.entries.size();
+  report.entries = view.nodes.size();
   bool load_error = false, resume_error = false;
   for (const Diagnostic& d : all) {
+    if (static_cast<int>(d.code) >= 900) report.complete = false;
     if (d.severity != Severity::kError) continue;
     load_error = load_error || d.level == Level::kLoad;
     resume_error = resume_error || d.level == Level::kResume;

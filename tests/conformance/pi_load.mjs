@@ -216,6 +216,7 @@ function firstHeaderId(bytes) {
         if (!line.trim()) continue;
         let v;
         try { v = JSON.parse(line.replace(/^\uFEFF/, "")); } catch { continue; }
+        if (!v) continue; // pi 1.5 skips falsy values; pi 0.78 fails on them either way
         return v && v.type === "session" && typeof v.id === "string" ? v.id : null;
     }
     return null;

@@ -1,0 +1,26 @@
+// The formats pi uses for ids, timestamps and file locations.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace pihydrate {
+
+// pi's session-id rule (--session-id): ^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$
+bool is_valid_session_id(std::string_view id);
+
+// The entry ids pi generates: 8 lowercase hex digits.
+bool is_pi_entry_id(std::string_view id);
+
+// ISO-8601 as Date.prototype.toISOString() writes it, or with an offset:
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
+bool is_iso8601(std::string_view text);
+
+// pi's file name for a session: <timestamp with ':' and '.' as '-'>_<id>.jsonl
+std::string session_file_name(std::string_view timestamp, std::string_view session_id);
+
+// pi's directory name for a cwd under <agent dir>/sessions: "--" + the cwd
+// with one leading '/' or '\' stripped and every '/', '\' and ':' as '-' + "--".
+std::string encode_cwd_for_agent_dir(std::string_view cwd);
+
+}  // namespace pihydrate

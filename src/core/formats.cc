@@ -1,0 +1,57 @@
+#include "pihydrate/formats.h"
+
+#include <cctype>
+
+namespace pihydrate {
+
+bool is_valid_session_id(std::string_view id) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (id.empty() || !alnum(id.front()) || !alnum(id.back())) return false;
+  for (char c : id)
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+bool is_pi_entry_id(std::string_view id) {
+  if (id.size() != 8) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+bool is_iso8601(std::string_view t) {
+  auto digits = [&](std::size_t pos, std::size_t count) {
+    if (pos + count > t.size()) return false;
+    for (std::size_t i = pos; i < pos + count; ++i)
+      if (!std::isdigit(static_cast<unsigned char>(t[i]))) return false;
+    return true;
+  };
+  if (!(t.size() > 19 && digits(0, 4) && t[4] == '-' && digits(5, 2) && t[7] == '-' && digits(8, 2) && t[10] == 'T' &&
+        digits(11, 2) && t[13] == ':' && digits(14, 2) && t[16] == ':' && digits(17, 2)))
+    return false;
+  std::size_t i = 19;
+  if (i < t.size() && t[i] == '.') {
+    std::size_t start = ++i;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    if (i == start) return false;
+  }
+  if (i < t.size() && t[i] == 'Z') return i + 1 == t.size();
+  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' && digits(i + 4, 2);
+}
+
+std::string session_file_name(std::string_view timestamp, std::string_view session_id) {
+  std::string name(timestamp);
+  for (char& c : name)
+    if (c == ':' || c == '.') c = '-';
+  return name + "_" + std::string(session_id) + ".jsonl";
+}
+
+std::string encode_cwd_for_agent_dir(std::string_view cwd) {
+  std::string path(cwd);
+  if (!path.empty() && (path[0] == '/' || path[0] == '\\')) path.erase(0, 1);
+  for (char& c : path)
+    if (c == '/' || c == '\\' || c == ':') c = '-';
+  return "--" + path + "--";
+}
+
+}  // namespace pihydrate
