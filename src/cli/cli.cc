@@ -17,6 +17,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"validate", "check session files the way pi loads them", &run_validate},
+    {"hydrate", "the same as the top-level --session form", &run_hydrate},
 };
 
 constexpr const char* kVersion = "0.1.0";
@@ -25,6 +26,7 @@ void print_usage(std::ostream& out) {
   out << "pi-hydrate " << kVersion << ": make pi sessions resume anywhere\n"
       << "\n"
       << "Usage:\n"
+      << "  pi-hydrate --session FILE --cwd DIR -o OUT       hydrate a session for a new working directory\n"
       << "  pi-hydrate validate FILE|DIR|- ... [options]   check session files the way pi loads them\n"
       << "  pi-hydrate COMMAND --help                       options of one command\n"
       << "\n"
@@ -63,6 +65,8 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitOk;
   }
   try {
+    // The main job has no command word: pi-hydrate --session ... --cwd ...
+    if (args[0].size() > 1 && args[0][0] == '-') return run_hydrate(args, in, out, err);
     for (const Command& c : kCommands) {
       if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()), in, out, err);
     }

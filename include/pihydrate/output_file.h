@@ -1,0 +1,46 @@
+// Atomic, verified output: lines go to a temporary file (mode 0600) in the
+// target's directory, which is fsynced and renamed over the target only when
+// everything succeeded. On any failure, or on SIGINT/SIGTERM, the temporary
+// file is removed: no partial or empty session is ever left behind.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "pihydrate/hydrate.h"
+
+namespace pihydrate {
+
+class OutputFile final : public LineSink {
+ public:
+  // Creates the temporary file in `directory`. Throws IoError.
+  explicit OutputFile(const std::string& directory);
+  ~OutputFile() override;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write_line(std::string_view line) override;
+  // Flushes and fsyncs; after this the temporary file can be read back.
+  void finish();
+  const std::string& temp_path() const { return temp_path_; }
+  // Renames the temporary file to `target` (refusing an existing one unless
+  // `overwrite`) and fsyncs the directory. Throws IoError.
+  void commit(const std::string& target, bool overwrite);
+  // Copies the finished file to `out` (for `-o -`); the destructor removes it.
+  void copy_to(std::ostream& out);
+
+ private:
+  void flush();
+  std::string temp_path_;
+  std::string directory_;
+  int fd_ = -1;
+  std::string buffer_;
+  bool done_ = false;
+};
+
+// Refusals shared by every writer: a target that is a symlink, that is the
+// input itself, or that exists without `overwrite`. Throws IoError.
+void check_output_target(const std::string& target, const std::string& input_path, bool overwrite);
+
+}  // namespace pihydrate

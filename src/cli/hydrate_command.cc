@@ -1,0 +1,349 @@
+// `pi-hydrate --session in.jsonl --cwd DIR -o out.jsonl`: options, input,
+// output location, verification and the summary. The work is the library's.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ostream>
+#include <sstream>
+
+#include <boost/filesystem.hpp>
+#include <cxxopts.hpp>
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/writer.h>
+
+#include "cli/commands.h"
+#include "pihydrate/cli.h"
+#include "pihydrate/errors.h"
+#include "pihydrate/hydrate.h"
+#include "pihydrate/output_file.h"
+
+namespace pihydrate {
+namespace {
+
+namespace fs = boost::filesystem;
+
+const char* kHydrateHelp = R"HELP(
+Writes a clean, linear v3 session that `pi --session FILE` resumes with the
+same context, in a new working directory. The input is read exactly as pi
+reads it (skipped lines, v1/v2 migration, the last entry as leaf); what pi
+would drop is reported as a warning with its line.
+
+Exactly one output: -o FILE (or -o - for stdout), --session-dir DIR (writes
+DIR/<timestamp>_<session id>.jsonl, pi's --session-dir layout) or
+--agent-dir DIR (writes DIR/sessions/--<encoded cwd>--/<timestamp>_<id>.jsonl,
+where `pi --continue` run in --cwd finds it). With a directory output the
+written path is printed on stdout:  pi --session "$(pi-hydrate ...)"
+
+The output is written to a temporary file next to the target, checked with
+the validator (--no-verify skips that), fsynced and renamed. Nothing is left
+behind on failure. An existing target is refused without --force, and so is
+the input itself. Created files have mode 0600.
+
+Tool calls (--tools): pair (default) keeps toolCall/toolResult structure and
+repairs it so every call is followed by its results; flatten turns calls and
+results into plain text, each result cut to --flatten-max-chars.
+
+Exit codes: 0 written; 1 the input cannot be hydrated, or the output failed
+verification (nothing written); 2 usage or I/O failure, or a refused target.
+
+Examples:
+  pi-hydrate --session old.jsonl --cwd /sandbox -o new.jsonl
+  pi --session "$(pi-hydrate --session old.jsonl --cwd "$PWD" --agent-dir ~/.pi/agent)"
+  pi-hydrate --session s.jsonl --cwd /work --label before-refactor --tools flatten -o -
+)HELP";
+
+int fail_usage(std::ostream& err, const std::string& message) {
+  err << "pi-hydrate: error: " << message << "\nRun 'pi-hydrate --help' for the options.\n";
+  return kExitUsage;
+}
+
+void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
+  for (const Diagnostic& d : diagnostics) {
+    err << d.file;
+    if (d.line) err << ":" << d.line << ":" << d.column;
+    err << ": " << severity_name(d.severity) << ": " << d.message << " [" << code_name(d.code) << "]\n";
+    if (!d.hint.empty()) err << "    hint: " << d.hint << "\n";
+  }
+}
+
+void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {
+  err << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
+      << " read (session " << r.session_id << ")";
+  if (r.lines_pi_drops) err << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
+  err << "\n";
+  if (!r.repairs.empty()) {
+    err << "pi-hydrate: repairs:";
+    for (const auto& [kind, count] : r.repairs) err << " " << kind << "=" << count;
+    err << "\n";
+  }
+}
+
+void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& err) {
+  rapidjson::OStreamWrapper os(err);
+  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  w.StartObject();
+  w.Key("ok");
+  w.Bool(ok);
+  w.Key("output");
+  w.String(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
+  w.Key("sessionId");
+  w.String(r.session_id.c_str(), static_cast<rapidjson::SizeType>(r.session_id.size()));
+  w.Key("entriesRead");
+  w.Uint64(r.entries_read);
+  w.Key("linesWritten");
+  w.Uint64(r.entries_written);
+  w.Key("linesPiWouldDrop");
+  w.Uint64(r.lines_pi_drops);
+  w.Key("repairs");
+  w.StartObject();
+  for (const auto& [kind, count] : r.repairs) {
+    w.Key(kind.c_str());
+    w.Uint64(count);
+  }
+  w.EndObject();
+  w.Key("diagnostics");
+  w.StartArray();
+  for (const Diagnostic& d : r.diagnostics) {
+    w.StartObject();
+    w.Key("code");
+    w.String(code_name(d.code).c_str());
+    w.Key("severity");
+    w.String(severity_name(d.severity));
+    w.Key("line");
+    w.Uint64(d.line);
+    w.Key("column");
+    w.Uint64(d.column);
+    w.Key("message");
+    w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  os.Flush();
+  err << "\n";
+}
+
+// Standard input is read twice (index, then copy), so it is spooled first to
+// an unlinked temporary file.
+int spool_stdin(std::istream& in) {
+  char path[] = "/tmp/pi-hydrate-stdin-XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0) throw IoError(std::string("cannot spool standard input: ") + std::strerror(errno));
+  ::unlink(path);
+  std::vector<char> chunk(1 << 20);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    const char* p = chunk.data();
+    std::size_t left = static_cast<std::size_t>(in.gcount());
+    while (left > 0) {
+      ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw IoError(std::string("cannot spool standard input: ") + std::strerror(errno));
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  if (::lseek(fd, 0, SEEK_SET) < 0) throw IoError(std::string("cannot rewind spooled input: ") + std::strerror(errno));
+  return fd;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  cxxopts::Options options("pi-hydrate", "Hydrate a pi session into a linear v3 session for a new working directory.");
+  options.custom_help("--session FILE|- --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
+  options.add_options("Input and output")
+      ("session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())
+      ("cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())
+      ("o,output", "Output file, or - for stdout", cxxopts::value<std::string>())
+      ("session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())
+      ("agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())
+      ("force", "Replace an existing output file")
+      ("allow-missing-cwd", "Do not require --cwd to exist")
+      ("no-verify", "Do not check the output with the validator before writing it")
+      ("report", "Summary on stderr: text or json", cxxopts::value<std::string>()->default_value("text"));
+  options.add_options("Conversation")
+      ("leaf", "Write the branch ending at this entry id instead of pi's leaf", cxxopts::value<std::string>())
+      ("label", "Write the branch ending at the entry with this label", cxxopts::value<std::string>())
+      ("tools", "Tool calls: pair or flatten", cxxopts::value<std::string>()->default_value("pair"))
+      ("flatten-max-chars", "With --tools flatten: longest result text kept", cxxopts::value<std::size_t>()->default_value("4000"))
+      ("thinking", "Thinking blocks: keep or drop", cxxopts::value<std::string>()->default_value("keep"))
+      ("prune-compacted", "Leave out entries the latest compaction hides from the context")
+      ("session-id", "Session id of the output (pi's session-id rule)", cxxopts::value<std::string>())
+      ("timestamp", "Header timestamp of the output (ISO-8601)", cxxopts::value<std::string>())
+      ("pi-version", "Read the input as this pi version does: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
+      ("h,help", "Print this help");
+
+  std::vector<const char*> argv{"pi-hydrate"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  cxxopts::ParseResult parsed;
+  try {
+    parsed = options.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    return fail_usage(err, e.what());
+  }
+  if (parsed.count("help")) {
+    out << options.help() << kHydrateHelp;
+    return kExitOk;
+  }
+  if (!parsed.unmatched().empty()) return fail_usage(err, "unexpected argument '" + parsed.unmatched()[0] + "'");
+  if (!parsed.count("session")) return fail_usage(err, "--session FILE is required (--thread is not available yet)");
+  if (!parsed.count("cwd")) return fail_usage(err, "--cwd DIR is required: the working directory of the new session");
+  int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
+  if (outputs != 1) return fail_usage(err, "give exactly one of -o FILE, --session-dir DIR, --agent-dir DIR");
+
+  HydrateOptions ho;
+  const std::string tools = parsed["tools"].as<std::string>();
+  if (tools == "pair") ho.tools = ToolPolicy::kPair;
+  else if (tools == "flatten") ho.tools = ToolPolicy::kFlatten;
+  else return fail_usage(err, "--tools must be pair or flatten, not '" + tools + "'");
+  const std::string thinking = parsed["thinking"].as<std::string>();
+  if (thinking == "keep") ho.thinking = ThinkingPolicy::kKeep;
+  else if (thinking == "drop") ho.thinking = ThinkingPolicy::kDrop;
+  else return fail_usage(err, "--thinking must be keep or drop, not '" + thinking + "'");
+  const std::string report_format = parsed["report"].as<std::string>();
+  if (report_format != "text" && report_format != "json")
+    return fail_usage(err, "--report must be text or json, not '" + report_format + "'");
+  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
+  if (!version) return fail_usage(err, "--pi-version must be 0.78 or 1.5");
+  ho.pi_version = *version;
+  ho.flatten_max_chars = parsed["flatten-max-chars"].as<std::size_t>();
+  ho.prune_compacted = parsed.count("prune-compacted") > 0;
+  if (parsed.count("leaf") && parsed.count("label")) return fail_usage(err, "give --leaf or --label, not both");
+  if (parsed.count("leaf")) ho.leaf_id = parsed["leaf"].as<std::string>();
+  if (parsed.count("label")) ho.label = parsed["label"].as<std::string>();
+  if (parsed.count("session-id")) {
+    ho.session_id = parsed["session-id"].as<std::string>();
+    if (!is_valid_session_id(*ho.session_id))
+      return fail_usage(err, "--session-id '" + *ho.session_id +
+                                 "' must be non-empty, contain only alphanumeric characters, '-', '_' and '.', and "
+                                 "start and end with an alphanumeric character (pi's rule)");
+  }
+  if (parsed.count("timestamp")) {
+    ho.timestamp = parsed["timestamp"].as<std::string>();
+    if (!is_iso8601(*ho.timestamp)) return fail_usage(err, "--timestamp must be ISO-8601, e.g. 2026-01-02T03:04:05.678Z");
+  }
+  const bool force = parsed.count("force") > 0;
+  const bool allow_missing_cwd = parsed.count("allow-missing-cwd") > 0;
+
+  boost::system::error_code ec;
+  fs::path cwd = fs::absolute(parsed["cwd"].as<std::string>()).lexically_normal();
+  std::string cwd_text = cwd.string();
+  if (cwd_text.size() > 1 && cwd_text.back() == '/') cwd_text.pop_back();
+  if (cwd_text.size() > 2 && cwd_text.substr(cwd_text.size() - 2) == "/.") cwd_text.resize(cwd_text.size() - 2);
+  ho.cwd = cwd_text;
+  if (!allow_missing_cwd && !fs::is_directory(cwd, ec))
+    return fail_usage(err, "--cwd " + cwd_text + " is not an existing directory (pass --allow-missing-cwd to write it anyway)");
+
+  // The input.
+  const std::string input = parsed["session"].as<std::string>();
+  Fd input_fd;
+  if (input == "-") {
+    input_fd.fd = spool_stdin(in);
+  } else {
+    input_fd.fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+    if (input_fd.fd < 0) {
+      err << "pi-hydrate: error: cannot open " << input << ": " << std::strerror(errno) << "\n";
+      return kExitUsage;
+    }
+    struct stat st {};
+    if (::fstat(input_fd.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      err << "pi-hydrate: error: " << input << " is a directory\n";
+      return kExitUsage;
+    }
+  }
+  const std::string display = input == "-" ? "<stdin>" : input;
+
+  // Where the output goes: its directory now, its name once the session id is known.
+  std::string out_dir, out_file;
+  bool print_path = false, to_stdout = false;
+  if (parsed.count("output")) {
+    std::string o = parsed["output"].as<std::string>();
+    if (o == "-") {
+      to_stdout = true;
+      const char* tmp = std::getenv("TMPDIR");
+      out_dir = tmp && *tmp ? tmp : "/tmp";
+    } else {
+      fs::path p = fs::absolute(o);
+      out_dir = p.parent_path().string();
+      out_file = p.string();
+      check_output_target(out_file, input, force);
+    }
+  } else if (parsed.count("session-dir")) {
+    out_dir = fs::absolute(parsed["session-dir"].as<std::string>()).lexically_normal().string();
+    print_path = true;
+  } else {
+    fs::path agent = fs::absolute(parsed["agent-dir"].as<std::string>()).lexically_normal();
+    out_dir = (agent / "sessions" / encode_cwd_for_agent_dir(cwd_text)).string();
+    print_path = true;
+  }
+  if (!to_stdout) {
+    fs::create_directories(out_dir, ec);
+    if (ec) {
+      err << "pi-hydrate: error: cannot create " << out_dir << ": " << ec.message() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  auto source = make_fd_source(input_fd.fd, display);
+  SessionIndex index = build_session_index(*source, display, ho.index);
+  auto lines = make_fd_line_source(input_fd.fd, display);
+  OutputFile output(out_dir);
+  HydrateReport report;
+  bool ok = hydrate_session(index, *lines, ho, output, report);
+  if (ok && print_path) {
+    // A crafted session id or timestamp must not leave the directory.
+    std::string name = session_file_name(report.timestamp, report.session_id);
+    if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos || name.rfind("..", 0) == 0)
+      throw IoError("refusing the file name '" + name + "' derived from the input");
+    out_file = (fs::path(out_dir) / name).string();
+    check_output_target(out_file, input, force);
+  }
+  if (ok) {
+    output.finish();
+    if (!parsed.count("no-verify")) {
+      ValidateOptions vo;
+      vo.pi_version = ho.pi_version;
+      vo.check_cwd = !allow_missing_cwd;
+      Fd check;
+      check.fd = ::open(output.temp_path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (check.fd < 0) throw IoError("cannot reopen " + output.temp_path() + ": " + std::strerror(errno));
+      auto check_source = make_fd_source(check.fd, output.temp_path());
+      FileReport verdict = validate_source(*check_source, to_stdout ? "<output>" : out_file, vo);
+      for (Diagnostic& d : verdict.diagnostics) {
+        if (d.severity != Severity::kError) continue;
+        d.message = "output failed verification: " + d.message;
+        report.diagnostics.push_back(d);
+        ok = false;
+      }
+    }
+  }
+  if (ok) {
+    if (to_stdout) {
+      output.copy_to(out);
+    } else {
+      output.commit(out_file, force);
+    }
+  }
+  if (report_format == "json") {
+    print_summary_json(report, to_stdout ? "-" : out_file, ok, err);
+  } else {
+    print_diagnostics(report.diagnostics, err);
+    if (ok) print_summary_text(report, to_stdout ? "standard output" : out_file, err);
+    else err << "pi-hydrate: nothing written\n";
+  }
+  if (!ok) return kExitFindings;
+  if (print_path) out << out_file << "\n";
+  return kExitOk;
+}
+
+}  // namespace pihydrate

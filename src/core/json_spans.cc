@@ -1,0 +1,212 @@
+#include "core/json_spans.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace pihydrate {
+
+std::size_t skip_json_ws(std::string_view s, std::size_t pos) {
+  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r')) ++pos;
+  return pos;
+}
+
+namespace {
+
+std::size_t string_end(std::string_view s, std::size_t pos) {  // pos at '"'
+  for (std::size_t i = pos + 1; i < s.size(); ++i) {
+    if (s[i] == '\\') ++i;
+    else if (s[i] == '"') return i + 1;
+  }
+  return s.size();
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::uint32_t hex4(std::string_view s, std::size_t pos) {
+  std::uint32_t v = 0;
+  for (std::size_t i = pos; i < pos + 4 && i < s.size(); ++i) {
+    char c = s[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= static_cast<std::uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= static_cast<std::uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= static_cast<std::uint32_t>(c - 'A' + 10);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::size_t json_value_end(std::string_view s, std::size_t pos) {
+  if (pos >= s.size()) return s.size();
+  char c = s[pos];
+  if (c == '"') return string_end(s, pos);
+  if (c == '{' || c == '[') {
+    int depth = 0;
+    for (std::size_t i = pos; i < s.size(); ++i) {
+      char d = s[i];
+      if (d == '"') {
+        i = string_end(s, i) - 1;
+      } else if (d == '{' || d == '[') {
+        ++depth;
+      } else if (d == '}' || d == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return s.size();
+  }
+  std::size_t i = pos;  // number or literal
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' &&
+         s[i] != '\n')
+    ++i;
+  return i;
+}
+
+std::string json_string_value(std::string_view s, std::size_t pos) {
+  std::string out;
+  std::size_t end = string_end(s, pos) - 1;
+  for (std::size_t i = pos + 1; i < end; ++i) {
+    if (s[i] != '\\') {
+      out += s[i];
+      continue;
+    }
+    char e = s[++i];
+    switch (e) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'u': {
+        std::uint32_t cp = hex4(s, i + 1);
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < end + 1 && s[i + 1] == '\\' && s[i + 2] == 'u') {
+          std::uint32_t lo = hex4(s, i + 3);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default: out += e; break;  // " \ /
+    }
+  }
+  return out;
+}
+
+std::string json_quote(std::string_view text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          static const char* hex = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos) {
+  std::vector<MemberSpan> out;
+  std::size_t i = skip_json_ws(s, pos + 1);
+  while (i < s.size() && s[i] == '"') {
+    MemberSpan m;
+    m.begin = i;
+    std::size_t key_end = string_end(s, i);
+    m.key = json_string_value(s, i);
+    i = skip_json_ws(s, key_end);
+    if (i < s.size() && s[i] == ':') ++i;
+    m.value_begin = skip_json_ws(s, i);
+    m.value_end = json_value_end(s, m.value_begin);
+    out.push_back(std::move(m));
+    i = skip_json_ws(s, out.back().value_end);
+    if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
+  }
+  return out;
+}
+
+const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key) {
+  const MemberSpan* found = nullptr;
+  for (const MemberSpan& m : members)
+    if (m.key == key) found = &m;  // JSON.parse: the last one wins
+  return found;
+}
+
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos) {
+  std::vector<ElementSpan> out;
+  std::size_t i = skip_json_ws(s, pos + 1);
+  while (i < s.size() && s[i] != ']') {
+    ElementSpan e;
+    e.begin = i;
+    e.end = json_value_end(s, i);
+    out.push_back(e);
+    i = skip_json_ws(s, e.end);
+    if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
+  }
+  return out;
+}
+
+void ByteEdits::remove_member(std::string_view s, const MemberSpan& m) {
+  // Take the comma after the member; for the last member, the comma before it.
+  std::size_t after = skip_json_ws(s, m.value_end);
+  if (after < s.size() && s[after] == ',') {
+    replace(m.begin, skip_json_ws(s, after + 1), "");
+    return;
+  }
+  std::size_t before = m.begin;
+  while (before > 0 && (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\r' || s[before - 1] == '\n'))
+    --before;
+  if (before > 0 && s[before - 1] == ',') --before;
+  replace(before, m.value_end, "");
+}
+
+std::string ByteEdits::apply(std::string_view s) const {
+  std::vector<const Edit*> order;
+  for (const Edit& e : edits_) order.push_back(&e);
+  std::stable_sort(order.begin(), order.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
+  std::string out;
+  out.reserve(s.size() + 64);
+  std::size_t pos = 0;
+  for (const Edit* e : order) {
+    if (e->begin < pos) continue;  // overlapping edits: the first wins
+    out.append(s.data() + pos, e->begin - pos);
+    out += e->text;
+    pos = e->end;
+  }
+  out.append(s.data() + pos, s.size() - pos);
+  return out;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,61 @@
+// Byte spans inside one JSON text that the scanner has already accepted.
+// Writers use them to edit a line in place (replace one member's value,
+// insert or remove a member) and copy every other byte unchanged.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pihydrate {
+
+std::size_t skip_json_ws(std::string_view s, std::size_t pos);
+
+// One past the end of the value starting at `pos` (no leading whitespace).
+std::size_t json_value_end(std::string_view s, std::size_t pos);
+
+struct MemberSpan {
+  std::string key;            // unescaped
+  std::size_t begin = 0;      // the key's opening quote
+  std::size_t value_begin = 0;
+  std::size_t value_end = 0;  // one past the value
+};
+
+// Members of the object whose '{' is at `pos`, in order.
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos);
+const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key);
+
+struct ElementSpan {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+// Elements of the array whose '[' is at `pos`, in order.
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos);
+
+// The unescaped contents of the string literal at `pos` ('"').
+std::string json_string_value(std::string_view s, std::size_t pos);
+
+// A JSON string literal for `text` (escapes ", \ and control characters only,
+// like JSON.stringify: other UTF-8 passes through).
+std::string json_quote(std::string_view text);
+
+// A list of byte edits applied in one pass over a text.
+class ByteEdits {
+ public:
+  void replace(std::size_t begin, std::size_t end, std::string text) { edits_.push_back({begin, end, std::move(text)}); }
+  void insert(std::size_t at, std::string text) { replace(at, at, std::move(text)); }
+  // Removes a member and the comma that separates it from its neighbour.
+  void remove_member(std::string_view s, const MemberSpan& m);
+  std::string apply(std::string_view s) const;
+  bool empty() const { return edits_.empty(); }
+
+ private:
+  struct Edit {
+    std::size_t begin, end;
+    std::string text;
+  };
+  std::vector<Edit> edits_;
+};
+
+}  // namespace pihydrate

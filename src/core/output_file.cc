@@ -1,0 +1,132 @@
+#include "pihydrate/output_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "pihydrate/errors.h"
+
+namespace pihydrate {
+namespace {
+
+// The temporary file a signal must remove. One output at a time per process.
+char g_pending_temp[4096];
+
+extern "C" void remove_temp_and_reraise(int sig) {
+  if (g_pending_temp[0]) ::unlink(g_pending_temp);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void set_pending(const std::string& path) {
+  if (path.size() < sizeof g_pending_temp) {
+    std::memcpy(g_pending_temp, path.c_str(), path.size() + 1);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = remove_temp_and_reraise;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
+}
+
+void clear_pending() { g_pending_temp[0] = '\0'; }
+
+std::string errno_text() { return std::strerror(errno); }
+
+void write_all(int fd, const char* data, std::size_t size, const std::string& name) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError("cannot write " + name + ": " + errno_text());
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& directory) : directory_(directory.empty() ? "." : directory) {
+  std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  fd_ = ::mkstemp(buf.data());  // mode 0600
+  if (fd_ < 0) throw IoError("cannot create a temporary file in " + directory_ + ": " + errno_text());
+  temp_path_ = buf.data();
+  set_pending(temp_path_);
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!done_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  clear_pending();
+}
+
+void OutputFile::write_line(std::string_view line) {
+  buffer_.append(line.data(), line.size());
+  buffer_ += '\n';
+  if (buffer_.size() >= (1u << 20)) flush();
+}
+
+void OutputFile::flush() {
+  write_all(fd_, buffer_.data(), buffer_.size(), temp_path_);
+  buffer_.clear();
+}
+
+void OutputFile::finish() {
+  flush();
+  if (::fsync(fd_) != 0) throw IoError("cannot sync " + temp_path_ + ": " + errno_text());
+}
+
+void OutputFile::commit(const std::string& target, bool overwrite) {
+  finish();
+  if (!overwrite) {
+    // link() fails if the target exists, so no race can overwrite a file.
+    if (::link(temp_path_.c_str(), target.c_str()) != 0) {
+      if (errno == EEXIST) throw IoError(target + " exists; pass --force to replace it");
+      throw IoError("cannot create " + target + ": " + errno_text());
+    }
+    ::unlink(temp_path_.c_str());
+  } else if (::rename(temp_path_.c_str(), target.c_str()) != 0) {
+    throw IoError("cannot rename " + temp_path_ + " to " + target + ": " + errno_text());
+  }
+  done_ = true;
+  clear_pending();
+  int dir = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+void OutputFile::copy_to(std::ostream& out) {
+  finish();
+  if (::lseek(fd_, 0, SEEK_SET) < 0) throw IoError("cannot rewind " + temp_path_ + ": " + errno_text());
+  std::vector<char> chunk(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd_, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError("cannot read " + temp_path_ + ": " + errno_text());
+    if (n == 0) break;
+    out.write(chunk.data(), n);
+  }
+  out.flush();
+  if (!out) throw IoError("cannot write to standard output");
+}
+
+void check_output_target(const std::string& target, const std::string& input_path, bool overwrite) {
+  struct stat target_st {};
+  if (::lstat(target.c_str(), &target_st) != 0) return;  // does not exist: fine
+  if (S_ISLNK(target_st.st_mode)) throw IoError("refusing to write through the symlink " + target);
+  struct stat input_st {};
+  if (!input_path.empty() && input_path != "-" && ::stat(input_path.c_str(), &input_st) == 0 &&
+      input_st.st_dev == target_st.st_dev && input_st.st_ino == target_st.st_ino)
+    throw IoError("refusing to overwrite the input " + input_path + " with its own hydration");
+  if (!overwrite) throw IoError(target + " exists; pass --force to replace it");
+}
+
+}  // namespace pihydrate

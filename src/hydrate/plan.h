@@ -1,0 +1,52 @@
+// The hydration plan: which entries are written, in which order, with which
+// ids and repairs. Decisions only; bytes are produced while writing, so memory
+// stays proportional to the number of entries, not the file size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pihydrate/hydrate.h"
+
+namespace pihydrate {
+
+enum class Synthetic : std::uint8_t {
+  kNone,
+  kMissingResult,  // a toolResult for a call that has none
+  kModelChange,    // keeps the model when --prune-compacted drops the assistant that set it
+};
+
+struct PlannedEntry {
+  std::int64_t node = -1;  // source node in the PiView, or -1 for a synthetic entry
+  Synthetic synthetic = Synthetic::kNone;
+  std::uint32_t call = 0;      // kMissingResult: which tool call of `call_node`
+  std::int64_t call_node = -1; // kMissingResult / kModelChange: the source node it derives from
+  std::string id;              // output id (assigned last)
+  std::int64_t ref_target = -1;  // plan index a reference member should name (firstKeptEntryId, fromId, targetId)
+  bool ref_self = false;         // compaction: keep nothing before it (self-anchor)
+  bool rename_hook_role = false;  // v2 migration: message.role hookMessage -> custom
+  bool flatten = false;           // --tools flatten applies to this entry's message
+};
+
+struct Plan {
+  std::vector<PlannedEntry> entries;
+};
+
+// Steps, in order (each in its own file under src/hydrate/).
+// branch.cc: the path to write, or an error diagnostic.
+bool select_path(const SessionIndex& index, const PiView& view, const HydrateOptions& options,
+                 std::vector<std::uint32_t>& path, HydrateReport& report);
+// tool_policy.cc: order entries, pair or flatten tool calls, count repairs.
+Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vector<std::uint32_t>& path,
+                  const HydrateOptions& options, HydrateReport& report);
+// references.cc: which written entry each reference names; drops labels
+// whose target is not written.
+void resolve_references(const SessionIndex& index, const PiView& view, Plan& plan, HydrateReport& report);
+// id_assigner.cc: keep unique valid ids, assign deterministic new ones.
+void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed);
+// entry_rewriter.cc: the output line of one planned entry.
+std::string render_entry(const SessionIndex& index, const PiView& view, const Plan& plan, std::size_t i,
+                         const std::string& source_line, const HydrateOptions& options);
+
+}  // namespace pihydrate

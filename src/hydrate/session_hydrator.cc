@@ -1,0 +1,205 @@
+// hydrate_session: read as pi reads, choose the branch, plan, write.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unordered_set>
+
+#include "core/json_spans.h"
+#include "hydrate/plan.h"
+#include "pihydrate/errors.h"
+#include "pihydrate/validator.h"
+
+namespace pihydrate {
+namespace {
+
+class FdLineSource final : public LineSource {
+ public:
+  FdLineSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  std::string read(std::uint64_t offset, std::uint64_t length) override {
+    std::string out(length, '\0');
+    std::uint64_t done = 0;
+    while (done < length) {
+      ssize_t n = ::pread(fd_, out.data() + done, length - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw IoError("cannot read " + name_ + ": " + (n < 0 ? std::strerror(errno) : "file shrank"));
+      done += static_cast<std::uint64_t>(n);
+    }
+    return out;
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+class MemoryLineSource final : public LineSource {
+ public:
+  explicit MemoryLineSource(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string read(std::uint64_t offset, std::uint64_t length) override { return bytes_.substr(offset, length); }
+
+ private:
+  std::string bytes_;
+};
+
+void add(HydrateReport& report, const SessionIndex& index, Code code, Severity severity, std::uint64_t line,
+         std::string message) {
+  Diagnostic d;
+  d.code = code;
+  d.severity = severity;
+  d.level = code_info(code).level;
+  d.file = index.file;
+  d.line = line;
+  d.column = line ? 1 : 0;
+  d.message = std::move(message);
+  report.diagnostics.push_back(std::move(d));
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// A UUID-shaped id derived from the input when its own id cannot be kept.
+std::string derived_session_id(std::string_view basis) {
+  std::uint64_t a = fnv1a(basis), b = fnv1a(std::string(basis) + "#2");
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-7%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | (b >> 48 & 0x3fff)), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+// Warnings for what pi would drop or change while reading the input: the
+// validator's own findings, restricted to those about lines and content.
+void report_input_findings(const SessionIndex& index, const HydrateOptions& options, HydrateReport& report) {
+  ValidateOptions vo;
+  vo.pi_version = options.pi_version;
+  vo.check_cwd = false;
+  vo.index = options.index;
+  FileReport input = validate_index(index, vo);
+  static const std::unordered_set<int> kept_codes = {
+      static_cast<int>(Code::kMalformedLine), static_cast<int>(Code::kGluedRecords),
+      static_cast<int>(Code::kTruncatedLastLine), static_cast<int>(Code::kInvalidUtf8),
+      static_cast<int>(Code::kNulByte), static_cast<int>(Code::kNonObjectLine), static_cast<int>(Code::kNullLine),
+      static_cast<int>(Code::kNonObjectInV1), static_cast<int>(Code::kExtraHeader),
+      static_cast<int>(Code::kDuplicateId), static_cast<int>(Code::kDanglingParent),
+      static_cast<int>(Code::kUnversionedTree), static_cast<int>(Code::kLineTooLong),
+      static_cast<int>(Code::kNestingTooDeep), static_cast<int>(Code::kTooManyEntries)};
+  for (Diagnostic& d : input.diagnostics) {
+    if (!kept_codes.count(static_cast<int>(d.code))) continue;
+    bool limit = d.code == Code::kLineTooLong || d.code == Code::kNestingTooDeep || d.code == Code::kTooManyEntries;
+    if (!limit) d.severity = Severity::kWarning;  // hydration repairs these by leaving the line out
+    report.diagnostics.push_back(std::move(d));
+  }
+  for (const BadLine& bad : index.bad_lines) (void)bad, ++report.lines_pi_drops;
+  for (const Entry& e : index.entries)
+    if (e.root != JsonKind::kObject) ++report.lines_pi_drops;
+}
+
+}  // namespace
+
+bool HydrateReport::ok() const {
+  for (const Diagnostic& d : diagnostics)
+    if (d.severity == Severity::kError) return false;
+  return true;
+}
+
+std::unique_ptr<LineSource> make_fd_line_source(int fd, std::string name) {
+  return std::make_unique<FdLineSource>(fd, std::move(name));
+}
+std::unique_ptr<LineSource> make_memory_line_source(std::string bytes) {
+  return std::make_unique<MemoryLineSource>(std::move(bytes));
+}
+
+bool hydrate_session(const SessionIndex& index, LineSource& source, const HydrateOptions& options, LineSink& sink,
+                     HydrateReport& report) {
+  report.entries_read = index.entries.size();
+  report_input_findings(index, options, report);
+  if (!report.ok()) return false;  // a line pi-hydrate could not check
+
+  PiView view = build_pi_view(index, options.pi_version);
+  if (view.header < 0 && index.starts_with_bom && options.pi_version == PiVersion::k1_5) {
+    // pi 1.5 refuses a file whose header carries a BOM; 0.78 strips it. The
+    // conversation is intact, so read it as 0.78 does and write it without.
+    view = build_pi_view(index, PiVersion::k0_78);
+    add(report, index, Code::kByteOrderMark, Severity::kWarning, 1,
+        "the input starts with a UTF-8 byte order mark (pi 1.5 refuses it); read it as pi 0.78 does");
+  }
+  if (view.header < 0) {
+    add(report, index, view.outcome == LoadOutcome::kFreshSession ? Code::kEmptyFile : Code::kNoHeader,
+        Severity::kError, view.failure_line,
+        view.outcome == LoadOutcome::kFreshSession ? "the input is empty: there is no conversation to hydrate"
+                                                   : "the input has no valid session header, so it is not a pi session");
+    return false;
+  }
+  const Entry& header = index.entries[static_cast<std::size_t>(view.header)];
+
+  std::vector<std::uint32_t> path;
+  if (!select_path(index, view, options, path, report)) return false;
+  // Leave out what pi would crash on or what carries nothing: lines that are
+  // not objects, message entries without a message.
+  std::vector<std::uint32_t> clean;
+  clean.reserve(path.size());
+  for (std::uint32_t node : path) {
+    const Entry& e = view.entry(index, node);
+    if (e.root != JsonKind::kObject) continue;  // already reported as PH008/PH109
+    if (e.type == EntryType::kMessage && (e.message.kind == JsonKind::kMissing || e.message.kind == JsonKind::kNull)) {
+      add(report, index, Code::kMessageMissing, Severity::kWarning, e.line,
+          "left out a message entry without a message (pi crashes on it)");
+      report.repairs["dropped-message-without-message"]++;
+      continue;
+    }
+    clean.push_back(node);
+  }
+  PiView branch = view;
+  branch.path = clean;
+  branch.outcome = LoadOutcome::kLoads;
+  rebuild_context(index, branch);
+
+  report.session_id = options.session_id ? *options.session_id
+                      : header.id.is_string() && is_valid_session_id(header.id.text)
+                          ? std::string(header.id.text)
+                          : derived_session_id(header.id.text);
+  if (options.timestamp) {
+    report.timestamp = *options.timestamp;
+  } else if (header.timestamp.is_string() && is_iso8601(header.timestamp.text)) {
+    report.timestamp = std::string(header.timestamp.text);
+  } else {
+    report.timestamp = "1970-01-01T00:00:00.000Z";
+    for (std::uint32_t node : clean) {
+      const Entry& e = view.entry(index, node);
+      if (e.timestamp.is_string() && is_iso8601(e.timestamp.text)) {
+        report.timestamp = std::string(e.timestamp.text);
+        break;
+      }
+    }
+  }
+
+  Plan plan = plan_entries(index, branch, clean, options, report);
+  resolve_references(index, branch, plan, report);
+  assign_ids(index, branch, plan, report.session_id);
+
+  sink.write_line("{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
+                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) +
+                  "}");
+  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+    const PlannedEntry& p = plan.entries[i];
+    std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
+    std::string line;
+    if (node >= 0) {
+      const Entry& e = view.entry(index, static_cast<std::uint32_t>(node));
+      line = source.read(e.offset, e.length);
+    }
+    sink.write_line(render_entry(index, branch, plan, i, line, options));
+  }
+  report.entries_written = plan.entries.size() + 1;
+  return true;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,128 @@
+#include "pihydrate/hydrate.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace pihydrate {
+namespace {
+
+class StringSink : public LineSink {
+ public:
+  void write_line(std::string_view line) override { lines.emplace_back(line); }
+  std::vector<std::string> lines;
+};
+
+struct Result {
+  bool ok;
+  std::vector<std::string> lines;
+  HydrateReport report;
+};
+
+Result hydrate(const std::string& text, HydrateOptions o = {}) {
+  auto source = make_memory_source(text);
+  SessionIndex index = build_session_index(*source, "in.jsonl");
+  auto lines = make_memory_line_source(text);
+  if (o.cwd.empty()) o.cwd = "/sandbox";
+  StringSink sink;
+  Result r;
+  r.ok = hydrate_session(index, *lines, o, sink, r.report);
+  r.lines = sink.lines;
+  return r;
+}
+
+const std::string kHeader =
+    R"({"type":"session","version":3,"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/old"})";
+
+std::string user(const char* id, const char* parent, const char* text) {
+  std::string p = parent ? std::string("\"") + parent + "\"" : "null";
+  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":)" + p +
+         R"(,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":")" + text +
+         R"(","timestamp":1767225601000}})";
+}
+
+std::string assistant_call(const char* id, const char* parent, const char* call_id) {
+  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
+         R"(","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":")" +
+         call_id + R"(","name":"bash","arguments":{"n":0.1}}],"usage":{"cost":{"total":1e-7}},"stopReason":"toolUse","timestamp":1767225602000}})";
+}
+
+std::string result(const char* id, const char* parent, const char* call_id) {
+  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
+         R"(","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":")" + call_id +
+         R"(","toolName":"bash","content":[],"isError":false,"timestamp":1767225603000}})";
+}
+
+TEST(Hydrate, HeaderGetsTheNewCwdAndEntriesAreCopiedByteForByte) {
+  std::string text = kHeader + "\n" + user("u1", nullptr, "hi") + "\n" + assistant_call("a1", "u1", "c1") + "\n" +
+                     result("r1", "a1", "c1") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 4u);
+  EXPECT_EQ(r.lines[0], R"({"type":"session","version":3,"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/sandbox"})");
+  EXPECT_EQ(r.lines[1], user("u1", nullptr, "hi"));
+  EXPECT_EQ(r.lines[2], assistant_call("a1", "u1", "c1"));  // 0.1 and 1e-7 untouched
+  EXPECT_EQ(r.lines[3], result("r1", "a1", "c1"));
+}
+
+TEST(Hydrate, AbandonedBranchIsLeftOut) {
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + user("x1", "u1", "abandoned") + "\n" +
+                     user("u2", "u1", "kept") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 3u);
+  EXPECT_NE(r.lines[2].find("kept"), std::string::npos);
+  EXPECT_NE(r.lines[2].find(R"("parentId":"u1")"), std::string::npos);
+  EXPECT_EQ(r.report.repairs["dropped-off-branch"], 1u);
+}
+
+TEST(Hydrate, MissingResultGetsAnErrorResultAndOrphanIsDropped) {
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + assistant_call("a1", "u1", "c1") + "\n" +
+                     user("u2", "a1", "interrupt") + "\n" + result("r9", "u2", "c9") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 5u);  // header, u1, a1, synthetic result, u2
+  EXPECT_NE(r.lines[3].find(R"("toolCallId":"c1")"), std::string::npos);
+  EXPECT_NE(r.lines[3].find(R"("isError":true)"), std::string::npos);
+  EXPECT_NE(r.lines[4].find("interrupt"), std::string::npos);
+  EXPECT_EQ(r.report.repairs["synthetic-result-for-missing"], 1u);
+  EXPECT_EQ(r.report.repairs["dropped-orphan-result"], 1u);
+}
+
+TEST(Hydrate, MessageBetweenCallAndResultMovesAfterTheResult) {
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + assistant_call("a1", "u1", "c1") + "\n" +
+                     user("u2", "a1", "steer") + "\n" + result("r1", "u2", "c1") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 5u);
+  EXPECT_NE(r.lines[3].find(R"("toolCallId":"c1")"), std::string::npos);
+  EXPECT_NE(r.lines[3].find(R"("parentId":"a1")"), std::string::npos);
+  EXPECT_NE(r.lines[4].find("steer"), std::string::npos);
+  EXPECT_NE(r.lines[4].find(R"("parentId":"r1")"), std::string::npos);
+}
+
+TEST(Hydrate, V1EntriesGetDeterministicIdsAndCompactionAnchor) {
+  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") + "\n" +
+                     R"({"type":"message","message":{"role":"user","content":"q1","timestamp":1}})" + "\n" +
+                     R"({"type":"message","message":{"role":"hookMessage","content":"h","timestamp":2}})" + "\n" +
+                     R"({"type":"compaction","summary":"S","firstKeptEntryIndex":2,"tokensBefore":5})" + "\n";
+  Result a = hydrate(text), b = hydrate(text);
+  ASSERT_TRUE(a.ok);
+  EXPECT_EQ(a.lines, b.lines);
+  ASSERT_EQ(a.lines.size(), 4u);
+  EXPECT_NE(a.lines[2].find(R"("role":"custom")"), std::string::npos);
+  // The compaction keeps the hookMessage entry (index 2, header included).
+  std::size_t id_at = a.lines[2].find(R"("id":")");
+  std::string kept_id = a.lines[2].substr(id_at + 6, 8);
+  EXPECT_NE(a.lines[3].find(R"("firstKeptEntryId":")" + kept_id + "\""), std::string::npos);
+  EXPECT_EQ(a.lines[3].find("firstKeptEntryIndex"), std::string::npos);
+}
+
+TEST(Hydrate, NoHeaderIsAnError) {
+  Result r = hydrate(user("u1", nullptr, "q") + "\n");
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.lines.empty());
+}
+
+}  // namespace
+}  // namespace pihydrate
