@@ -19,6 +19,7 @@
 #include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/output_file.h"
+#include "pihydrate/thread_export.h"
 
 namespace pihydrate {
 namespace {
@@ -149,6 +150,19 @@ int spool_stdin(std::istream& in) {
   return fd;
 }
 
+std::string read_all(int fd, const std::string& name) {
+  std::string bytes;
+  std::vector<char> chunk(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError("cannot read " + name + ": " + std::strerror(errno));
+    if (n == 0) break;
+    bytes.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -160,8 +174,9 @@ struct Fd {
 
 int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
   cxxopts::Options options("pi-hydrate", "Hydrate a pi session into a linear v3 session for a new working directory.");
-  options.custom_help("--session FILE|- --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
+  options.custom_help("(--thread FILE|- | --session FILE|-) --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
   options.add_options("Input and output")
+      ("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin", cxxopts::value<std::string>())
       ("session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())
       ("cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())
       ("o,output", "Output file, or - for stdout", cxxopts::value<std::string>())
@@ -180,6 +195,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       ("prune-compacted", "Leave out entries the latest compaction hides from the context")
       ("session-id", "Session id of the output (pi's session-id rule)", cxxopts::value<std::string>())
       ("timestamp", "Header timestamp of the output (ISO-8601)", cxxopts::value<std::string>())
+      ("partial", "Thread: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text", cxxopts::value<std::string>()->default_value("drop"))
+      ("no-trailer", "Thread: do not append session_info / model_change / thinking_level_change")
       ("pi-version", "Read the input as this pi version does: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
       ("h,help", "Print this help");
 
@@ -196,7 +213,16 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     return kExitOk;
   }
   if (!parsed.unmatched().empty()) return fail_usage(err, "unexpected argument '" + parsed.unmatched()[0] + "'");
-  if (!parsed.count("session")) return fail_usage(err, "--session FILE is required (--thread is not available yet)");
+  if (parsed.count("session") + parsed.count("thread") != 1)
+    return fail_usage(err, "give exactly one input: --thread FILE (a thread export) or --session FILE (a pi session)");
+  const bool is_thread = parsed.count("thread") > 0;
+  ThreadOptions to;
+  const std::string partial = parsed["partial"].as<std::string>();
+  if (partial == "drop") to.partial = PartialPolicy::kDrop;
+  else if (partial == "keep") to.partial = PartialPolicy::kKeep;
+  else if (partial == "text") to.partial = PartialPolicy::kText;
+  else return fail_usage(err, "--partial must be drop, keep or text, not '" + partial + "'");
+  to.trailer = parsed.count("no-trailer") == 0;
   if (!parsed.count("cwd")) return fail_usage(err, "--cwd DIR is required: the working directory of the new session");
   int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
   if (outputs != 1) return fail_usage(err, "give exactly one of -o FILE, --session-dir DIR, --agent-dir DIR");
@@ -245,7 +271,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     return fail_usage(err, "--cwd " + cwd_text + " is not an existing directory (pass --allow-missing-cwd to write it anyway)");
 
   // The input.
-  const std::string input = parsed["session"].as<std::string>();
+  const std::string input = parsed[is_thread ? "thread" : "session"].as<std::string>();
   Fd input_fd;
   if (input == "-") {
     input_fd.fd = spool_stdin(in);
@@ -262,7 +288,6 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
   }
   const std::string display = input == "-" ? "<stdin>" : input;
-
   // Where the output goes: its directory now, its name once the session id is known.
   std::string out_dir, out_file;
   bool print_path = false, to_stdout = false;
@@ -294,12 +319,51 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
   }
 
-  auto source = make_fd_source(input_fd.fd, display);
-  SessionIndex index = build_session_index(*source, display, ho.index);
-  auto lines = make_fd_line_source(input_fd.fd, display);
+  // A thread export becomes a session first; both then take the same path.
+  SessionIndex index;
+  std::unique_ptr<LineSource> lines;
+  ConvertedThread thread;
+  if (is_thread) {
+    std::string bytes = read_all(input_fd.fd, display);
+    thread = convert_thread_export(bytes, display, to);
+    if (!thread.ok()) {
+      if (report_format == "json") {
+        HydrateReport failed;
+        failed.diagnostics = thread.diagnostics;
+        print_summary_json(failed, "", false, err);
+      } else {
+        print_diagnostics(thread.diagnostics, err);
+        err << "pi-hydrate: nothing written\n";
+      }
+      return kExitFindings;
+    }
+    if (!ho.session_id) ho.session_id = thread.session_id;
+    if (!ho.timestamp) ho.timestamp = thread.timestamp;
+    auto memory = make_memory_source(thread.session);
+    index = build_session_index(*memory, display, ho.index);
+    lines = make_memory_line_source(std::move(thread.session));
+  } else {
+    auto source = make_fd_source(input_fd.fd, display);
+    index = build_session_index(*source, display, ho.index);
+    lines = make_fd_line_source(input_fd.fd, display);
+  }
   OutputFile output(out_dir);
   HydrateReport report;
   bool ok = hydrate_session(index, *lines, ho, output, report);
+  if (is_thread) {
+    // Point messages at the thread entries the converted lines came from.
+    for (Diagnostic& d : report.diagnostics) {
+      if (d.line == 0 || d.line > thread.origins.size()) continue;
+      const ThreadOrigin& o = thread.origins[d.line - 1];
+      d.message = o.path + (o.envelope_id.empty() ? "" : " (id " + quote_for_message(o.envelope_id) + ")") + ": " + d.message;
+      d.line = o.line;
+      d.column = o.column;
+    }
+    Diagnostics all = thread.diagnostics;
+    all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
+    report.diagnostics = std::move(all);
+    for (const auto& [kind, count] : thread.repairs) report.repairs[kind] += count;
+  }
   if (ok && print_path) {
     // A crafted session id or timestamp must not leave the directory.
     std::string name = session_file_name(report.timestamp, report.session_id);

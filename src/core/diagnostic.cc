@@ -65,6 +65,11 @@ const std::vector<CodeInfo>& all_codes() {
       {Code::kDerivedTimestampMissing, Level::kLint, "derived-timestamp-missing",
        "a summary or custom message entry has no usable timestamp"},
 
+      {Code::kThreadExportInvalid, Level::kLoad, "thread-export-invalid",
+       "the thread export breaks docs/thread-export.md; nothing is written"},
+      {Code::kThreadEntrySkipped, Level::kResume, "thread-entry-skipped",
+       "a thread entry is left out (unknown kind, aborted compaction, interrupted stream, ...)"},
+
       {Code::kLineTooLong, Level::kLoad, "line-too-long", "a line is longer than --max-line-bytes; not checked"},
       {Code::kNestingTooDeep, Level::kLoad, "nesting-too-deep", "a line nests deeper than --max-depth; not checked"},
       {Code::kTooManyEntries, Level::kLoad, "too-many-entries", "more entries than --max-entries; not checked"},

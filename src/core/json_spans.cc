@@ -138,6 +138,26 @@ std::string json_quote(std::string_view text) {
   return out;
 }
 
+std::string compact_json(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos) {
   std::vector<MemberSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);

@@ -40,6 +40,10 @@ std::string json_string_value(std::string_view s, std::size_t pos);
 // like JSON.stringify: other UTF-8 passes through).
 std::string json_quote(std::string_view text);
 
+// `text` without the whitespace outside strings: one JSONL line from a
+// pretty-printed value. Strings, numbers and escapes are kept byte for byte.
+std::string compact_json(std::string_view text);
+
 // A list of byte edits applied in one pass over a text.
 class ByteEdits {
  public:

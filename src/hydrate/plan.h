@@ -31,6 +31,9 @@ struct PlannedEntry {
 
 struct Plan {
   std::vector<PlannedEntry> entries;
+  // When the latest compaction's first kept entry is a result that moved to
+  // its call, the kept window starts at that call's assistant instead.
+  std::int64_t first_kept_override = -1;  // node
 };
 
 // Steps, in order (each in its own file under src/hydrate/).

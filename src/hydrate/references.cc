@@ -35,7 +35,10 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       // The latest compaction keeps what pi keeps; an entry pi would not find
       // becomes a self-anchor ("keep nothing before me"), which pi reads the same way.
       std::int64_t target = -1;
-      if (p.node == view.compaction && view.first_kept_found) {
+      if (p.node == view.compaction && plan.first_kept_override >= 0) {
+        auto it = plan_index_of_node.find(plan.first_kept_override);
+        if (it != plan_index_of_node.end()) target = it->second;
+      } else if (p.node == view.compaction && view.first_kept_found) {
         if (view.migrates_v1) {
           auto it = plan_index_of_node.find(view.first_kept_index_target);
           if (it != plan_index_of_node.end()) target = it->second;

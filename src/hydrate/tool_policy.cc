@@ -1,13 +1,15 @@
 // The order of the written entries and the tool-call repairs.
 //
-// pair:    on the context pi builds, every toolCall is followed at once by
-//          its results, in call order. A call without a result gets an
-//          explicit error result; results with no call (orphans, duplicates,
-//          results of error/aborted assistants, which pi-ai drops) are left
-//          out; a message between a call and its result ends up after the
-//          results because the results are pulled forward to their call.
-// flatten: calls and results become plain text (entry_rewriter.cc does the
-//          bytes), so no provider can reject the history.
+// Both policies first match every result to its call (the earliest earlier
+// call with its id that has no result yet) and pull it forward to sit right
+// after that call, in call order; a message found between a call and its
+// results (a steering message) so ends up after the results.
+// pair:    a call without a result gets an explicit error result; results
+//          with no call (orphans, duplicates, results of error/aborted
+//          assistants, which pi-ai drops) are left out.
+// flatten: nothing is added or left out; calls and results become plain text
+//          (entry_rewriter.cc does the bytes), so no provider can reject the
+//          history.
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -91,13 +93,13 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   std::unordered_map<std::size_t, std::vector<std::int64_t>> results_for;  // assistant pos -> per call
   std::vector<std::uint8_t> claimed(n, 0), dropped(n, 0);
   const bool pair = options.tools == ToolPolicy::kPair;
-  if (pair) {
+  {
     std::unordered_map<std::string, std::deque<CallRef>> waiting;
     std::unordered_set<std::string> skipped_ids, answered_ids;
     for (std::size_t i = 0; i < n; ++i) {
-      if (!keep[i] || hidden(i)) continue;
+      if (!keep[i]) continue;
       const Entry& e = view.entry(index, path[i]);
-      if (!is_message(e) || !in_context_node[path[i]]) continue;
+      if (!is_message(e)) continue;
       if (e.role == Role::kAssistant) {
         if (is_skipped_assistant(e)) {
           for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) skipped_ids.insert(std::string(c->id));
@@ -118,6 +120,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
           answered_ids.insert(id);
           continue;
         }
+        if (!pair) continue;  // flatten keeps it, as text
         dropped[i] = 1;
         if (skipped_ids.count(id)) {
           report.repairs["dropped-result-of-aborted-assistant"]++;
@@ -134,6 +137,19 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
                "dropped the tool result for " + quote_for_message(id) + ": no tool call before it has that id");
         }
       }
+    }
+  }
+
+  if (compaction_pos >= 0) {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(compaction_pos); ++i) {
+      if (!in_context_node[path[i]]) continue;
+      if (claimed[i]) {
+        for (const auto& [assistant_pos, results] : results_for)
+          for (std::int64_t r : results)
+            if (r == static_cast<std::int64_t>(i)) plan.first_kept_override = path[assistant_pos];
+        report.repairs["compaction-kept-window-starts-at-call"]++;
+      }
+      break;
     }
   }
 
@@ -179,7 +195,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
                    " right after its call; the entries between now follow the results");
         }
         push_source(static_cast<std::size_t>(r));
-      } else {
+      } else if (pair) {
         PlannedEntry s;
         s.synthetic = Synthetic::kMissingResult;
         s.call_node = path[i];

@@ -1,0 +1,47 @@
+// The thread export: a chat product's mirror of a pi session (chat turns plus
+// pi.assistant / pi.tool_result / pi.compaction / pi.chunk entries), as
+// specified in docs/thread-export.md. The reader turns it into a linear
+// session in pi's own line format; hydrate_session then writes it like any
+// other session, so both inputs share ids, tool policies and the writer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pihydrate/diagnostic.h"
+
+namespace pihydrate {
+
+enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
+
+struct ThreadOptions {
+  PartialPolicy partial = PartialPolicy::kDrop;
+  bool trailer = true;  // session_info, model_change, thinking_level_change at the end
+};
+
+// Where a line of the converted session came from, for messages about it.
+struct ThreadOrigin {
+  std::string path;          // "entries[12]" (or "thread" for the trailer)
+  std::string envelope_id;   // the entry's id, if any
+  std::uint64_t line = 0;    // position of the entry in the export (1-based)
+  std::uint64_t column = 0;
+};
+
+struct ConvertedThread {
+  std::string session;                  // header + one line per entry, '\n'-terminated
+  std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
+  std::string session_id;               // derived from thread.id
+  std::string timestamp;                // thread.createdAt, else the first entry's time
+  std::map<std::string, std::uint64_t> repairs;
+  Diagnostics diagnostics;              // errors stop the conversion; warnings do not
+  bool ok() const;
+};
+
+// Converts the bytes of a thread export (JSON document or JSONL variant).
+// `file` names the input in diagnostics.
+ConvertedThread convert_thread_export(std::string_view bytes, const std::string& file, const ThreadOptions& options);
+
+}  // namespace pihydrate

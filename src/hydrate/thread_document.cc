@@ -1,0 +1,161 @@
+#include "hydrate/thread_document.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+namespace pihydrate {
+namespace {
+
+// Counts depth only: the syntax check must not recurse without a limit.
+class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DepthHandler> {
+ public:
+  explicit DepthHandler(std::size_t max) : max_(max) {}
+  bool Default() { return true; }
+  bool RawNumber(const char*, rapidjson::SizeType, bool) { return true; }
+  bool StartObject() { return ++depth_ <= max_ || (too_deep_ = true, false); }
+  bool StartArray() { return ++depth_ <= max_ || (too_deep_ = true, false); }
+  bool EndObject(rapidjson::SizeType) { return --depth_, true; }
+  bool EndArray(rapidjson::SizeType) { return --depth_, true; }
+  bool too_deep_ = false;
+
+ private:
+  std::size_t max_;
+  std::size_t depth_ = 0;
+};
+
+// A bounds-checked stream (see core/entry_scanner.cc for why).
+class SpanStream {
+ public:
+  using Ch = char;
+  explicit SpanStream(std::string_view s) : b_(s.data()), p_(s.data()), e_(s.data() + s.size()) {}
+  Ch Peek() const { return p_ < e_ ? *p_ : '\0'; }
+  Ch Take() { return p_ < e_ ? *p_++ : '\0'; }
+  std::size_t Tell() const { return static_cast<std::size_t>(p_ - b_); }
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  const char* b_;
+  const char* p_;
+  const char* e_;
+};
+
+}  // namespace
+
+bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth) {
+  if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
+    error = "NUL byte";
+    error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
+    return false;
+  }
+  SpanStream stream(text);
+  DepthHandler handler(max_depth);
+  rapidjson::Reader reader;
+  rapidjson::ParseResult r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
+  if (r) return true;
+  error = handler.too_deep_ ? "nesting deeper than " + std::to_string(max_depth) : rapidjson::GetParseError_En(r.Code());
+  if (!error.empty() && error.back() == '.') error.pop_back();
+  error_offset = base + r.Offset();
+  return false;
+}
+
+bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
+  bytes_ = bytes;
+  line_starts_.assign(1, 0);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i] == '\n') line_starts_.push_back(i + 1);
+  std::size_t start = 0;
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
+  start = skip_json_ws(bytes, start);
+  if (start >= bytes.size()) {
+    error = "the input is empty";
+    error_offset = 0;
+    return false;
+  }
+  // One document?
+  std::string saved_error;
+  std::size_t saved_offset = 0;
+  if (check_syntax(bytes.substr(start), start, max_depth)) {
+    root_ = {start, json_value_end(bytes, start)};
+    return true;
+  }
+  saved_error = error;
+  saved_offset = error_offset;
+  // The JSONL variant: a header line, then one entry per line.
+  std::size_t first_end = bytes.find('\n', start);
+  if (first_end == std::string_view::npos || bytes[start] != '{' ||
+      !check_syntax(bytes.substr(start, first_end - start), start, max_depth)) {
+    error = saved_error;
+    error_offset = saved_offset;
+    return false;
+  }
+  JsonRef header{start, json_value_end(bytes, start)};
+  jsonl_ = true;
+  root_ = header;
+  if (member(header, "entries").valid()) {  // a JSON document with trailing garbage, not JSONL
+    jsonl_ = false;
+    error = saved_error;
+    error_offset = saved_offset;
+    return false;
+  }
+  std::size_t pos = first_end + 1;
+  while (pos < bytes.size()) {
+    std::size_t eol = bytes.find('\n', pos);
+    if (eol == std::string_view::npos) eol = bytes.size();
+    std::string_view line = bytes.substr(pos, eol - pos);
+    std::size_t b = skip_json_ws(line, 0);
+    if (b < line.size()) {
+      if (!check_syntax(line, pos, max_depth)) return false;
+      jsonl_entries_.push_back({pos + b, pos + json_value_end(line, b)});
+    }
+    pos = eol + 1;
+  }
+  return true;
+}
+
+RefKind ThreadDocument::kind(JsonRef ref) const {
+  if (!ref.valid()) return RefKind::kMissing;
+  switch (bytes_[ref.begin]) {
+    case '{': return RefKind::kObject;
+    case '[': return RefKind::kArray;
+    case '"': return RefKind::kString;
+    case 'n': return RefKind::kNull;
+    case 't':
+    case 'f': return RefKind::kBool;
+    default: return RefKind::kNumber;
+  }
+}
+
+JsonRef ThreadDocument::member(JsonRef object, std::string_view key) const {
+  if (kind(object) != RefKind::kObject) return {};
+  auto members = object_members(bytes_, object.begin);
+  const MemberSpan* m = find_member(members, key);
+  if (!m) return {};
+  return {m->value_begin, m->value_end};
+}
+
+std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
+  std::vector<JsonRef> out;
+  if (kind(array) != RefKind::kArray) return out;
+  for (const ElementSpan& e : array_elements(bytes_, array.begin)) out.push_back({e.begin, e.end});
+  return out;
+}
+
+std::string ThreadDocument::string_value(JsonRef ref) const {
+  if (kind(ref) != RefKind::kString) return {};
+  return json_string_value(bytes_, ref.begin);
+}
+
+void ThreadDocument::position(std::size_t offset, std::uint64_t& line, std::uint64_t& column) const {
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  std::size_t index = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+  line = index + 1;
+  column = offset - line_starts_[index] + 1;
+}
+
+}  // namespace pihydrate

@@ -1,0 +1,56 @@
+// Reading a thread export's bytes: syntax check (with a depth cap), the two
+// variants (one JSON document, or a JSONL header line plus one entry per
+// line), and positions (line:col) for every value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json_spans.h"
+
+namespace pihydrate {
+
+// A value inside the document: its bytes [begin, end).
+struct JsonRef {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  bool valid() const { return end > begin; }
+};
+
+enum class RefKind { kMissing, kNull, kBool, kNumber, kString, kArray, kObject };
+
+class ThreadDocument {
+ public:
+  // Returns false with `error`, `error_offset` set when the bytes are not a
+  // thread export's JSON (either variant).
+  bool parse(std::string_view bytes, std::size_t max_depth);
+
+  std::string_view bytes() const { return bytes_; }
+  bool is_jsonl() const { return jsonl_; }
+  JsonRef root() const { return root_; }                       // the document, or the JSONL header line
+  const std::vector<JsonRef>& jsonl_entries() const { return jsonl_entries_; }
+
+  RefKind kind(JsonRef ref) const;
+  JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
+  std::vector<JsonRef> elements(JsonRef array) const;
+  std::string string_value(JsonRef ref) const;                 // unescaped
+  std::string_view raw(JsonRef ref) const { return bytes_.substr(ref.begin, ref.end - ref.begin); }
+
+  // 1-based line and byte column of an offset.
+  void position(std::size_t offset, std::uint64_t& line, std::uint64_t& column) const;
+
+  std::string error;
+  std::size_t error_offset = 0;
+
+ private:
+  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth);
+  std::string_view bytes_;
+  bool jsonl_ = false;
+  JsonRef root_;
+  std::vector<JsonRef> jsonl_entries_;
+  std::vector<std::size_t> line_starts_;
+};
+
+}  // namespace pihydrate

@@ -1,0 +1,902 @@
+// convert_thread_export: the mapping rules of docs/thread-export.md (R1-R15)
+// from a thread export to a linear session in pi's line format. Tool-call
+// pairing, ids and writing are left to hydrate_session, which treats the
+// result like any other session (a v1-shaped file: no ids, one chain).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <cstdio>
+#include <ctime>
+#include <unordered_map>
+
+#include "hydrate/thread_document.h"
+#include "pihydrate/formats.h"
+#include "pihydrate/thread_export.h"
+
+namespace pihydrate {
+namespace {
+
+constexpr const char* kZeroUsage =
+    "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
+    "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
+
+std::string iso_from_ms(std::int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(((ms % 1000) + 1000) % 1000));
+  return buf;
+}
+
+// Milliseconds of an ISO-8601 time (UTC or with an offset); -1 if it is not one.
+std::int64_t ms_from_iso(const std::string& t) {
+  if (!is_iso8601(t)) return -1;
+  std::tm tm{};
+  tm.tm_year = std::stoi(t.substr(0, 4)) - 1900;
+  tm.tm_mon = std::stoi(t.substr(5, 2)) - 1;
+  tm.tm_mday = std::stoi(t.substr(8, 2));
+  tm.tm_hour = std::stoi(t.substr(11, 2));
+  tm.tm_min = std::stoi(t.substr(14, 2));
+  tm.tm_sec = std::stoi(t.substr(17, 2));
+  std::int64_t ms = static_cast<std::int64_t>(timegm(&tm)) * 1000;
+  std::size_t i = 19;
+  if (i < t.size() && t[i] == '.') {
+    std::string frac;
+    for (++i; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) frac += t[i];
+    frac = (frac + "000").substr(0, 3);
+    ms += std::stoi(frac);
+  }
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) {
+    int offset = (std::stoi(t.substr(i + 1, 2)) * 60 + std::stoi(t.substr(i + 4, 2))) * 60000;
+    ms -= t[i] == '+' ? offset : -offset;
+  }
+  return ms;
+}
+
+bool is_integer_text(std::string_view s) {
+  if (s.empty()) return false;
+  std::size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+std::string normalize_space(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// A UUIDv7-shaped session id derived from the thread id: stable per thread.
+std::string session_id_for_thread(std::string_view thread_id) {
+  std::uint64_t a = fnv1a(thread_id), b = fnv1a(std::string(thread_id) + "#session");
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-7%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+struct Envelope {
+  std::size_t index = 0;  // position in the export
+  JsonRef ref;
+  std::string id;
+  std::string kind;
+  JsonRef payload;  // data or payload
+  JsonRef message;  // pi.assistant / pi.tool_result / pi.user
+  JsonRef ts;
+  std::int64_t order_key = 0;
+  std::string path;
+};
+
+struct Item {
+  std::string line;
+  std::size_t env = 0;        // envelope that produced it
+  bool is_user_turn = false;  // a chat user (or its pi.user) turn
+  std::string tool_result_for;           // toolResult: its toolCallId
+  std::vector<std::string> tool_call_ids;  // assistant: its calls
+};
+
+class Mapper {
+ public:
+  Mapper(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options, ConvertedThread& out)
+      : doc_(doc), file_(file), options_(options), out_(out) {}
+
+  void run();
+
+ private:
+  void error(const std::string& path, std::size_t offset, const std::string& message) {
+    add(Severity::kError, path, offset, message);
+  }
+  void warn(const std::string& path, std::size_t offset, const std::string& message) {
+    add(Severity::kWarning, path, offset, message);
+  }
+  void add(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
+    Diagnostic d;
+    d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
+    d.severity = severity;
+    d.level = Level::kLoad;
+    d.file = file_;
+    doc_.position(offset, d.line, d.column);
+    d.message = path.empty() ? message : path + ": " + message;
+    out_.diagnostics.push_back(std::move(d));
+  }
+
+  bool read_envelopes();
+  void plan_echoes_and_user_replacements();
+  void plan_chunk_groups();
+  void emit_all();
+  std::string entry_timestamp(const Envelope& e, JsonRef message);
+  std::string message_ms(const Envelope& e, JsonRef message);
+  std::string assistant_line(const Envelope& e);
+  std::string tool_result_line(const Envelope& e);
+  std::string chat_user_line(const Envelope& e);
+  std::string chat_assistant_line(const Envelope& e);
+  std::string partial_line(const std::vector<std::size_t>& group);
+  std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
+  std::string text_of_message(JsonRef message);
+  void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
+  void push(std::size_t env, std::string line);
+
+  const ThreadDocument& doc_;
+  const std::string& file_;
+  const ThreadOptions& options_;
+  ConvertedThread& out_;
+  JsonRef thread_;
+  std::vector<Envelope> envs_;
+  std::vector<Item> items_;
+  std::vector<std::int64_t> item_of_env_;
+  std::vector<std::uint8_t> dropped_;           // per envelope: produces nothing
+  std::vector<std::int64_t> replaced_by_;       // chat user -> pi.user envelope
+  std::vector<std::vector<std::size_t>> partial_groups_;
+  std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
+  std::string last_ts_;
+  std::string last_api_, last_provider_, last_model_;
+};
+
+bool Mapper::read_envelopes() {
+  JsonRef root = doc_.root();
+  JsonRef format = doc_.member(root, "format");
+  if (doc_.kind(format) != RefKind::kString || doc_.string_value(format) != "thread-export") {
+    error("format", format.valid() ? format.begin : root.begin,
+          format.valid() ? "expected \"thread-export\", found " + std::string(doc_.raw(format).substr(0, 40))
+                         : "missing (expected \"thread-export\")");
+    return false;
+  }
+  JsonRef version = doc_.member(root, "version");
+  if (doc_.kind(version) != RefKind::kNumber || doc_.raw(version) != "1") {
+    error("version", version.valid() ? version.begin : root.begin,
+          version.valid() ? "expected 1, found " + std::string(doc_.raw(version).substr(0, 40))
+                          : "missing (expected 1)");
+    return false;
+  }
+  thread_ = doc_.member(root, "thread");
+  if (doc_.kind(thread_) != RefKind::kObject) {
+    error("thread", thread_.valid() ? thread_.begin : root.begin, thread_.valid() ? "expected an object" : "missing");
+    return false;
+  }
+  JsonRef thread_id = doc_.member(thread_, "id");
+  if (doc_.kind(thread_id) != RefKind::kString || doc_.string_value(thread_id).empty()) {
+    error("thread.id", thread_id.valid() ? thread_id.begin : thread_.begin,
+          thread_id.valid() ? "expected a non-empty string" : "missing");
+    return false;
+  }
+  std::vector<JsonRef> entries;
+  if (doc_.is_jsonl()) {
+    entries = doc_.jsonl_entries();
+  } else {
+    JsonRef array = doc_.member(root, "entries");
+    if (doc_.kind(array) != RefKind::kArray) {
+      error("entries", array.valid() ? array.begin : root.begin, array.valid() ? "expected an array" : "missing");
+      return false;
+    }
+    entries = doc_.elements(array);
+  }
+  std::unordered_map<std::string, std::size_t> seen;
+  bool any_seq = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Envelope e;
+    e.index = i;
+    e.ref = entries[i];
+    e.path = "entries[" + std::to_string(i) + "]";
+    if (doc_.kind(e.ref) != RefKind::kObject) {
+      error(e.path, e.ref.begin, "expected an object");
+      continue;
+    }
+    JsonRef id = doc_.member(e.ref, "id");
+    if (doc_.kind(id) != RefKind::kString || doc_.string_value(id).empty()) {
+      error(e.path + ".id", id.valid() ? id.begin : e.ref.begin, id.valid() ? "expected a non-empty string" : "missing");
+      continue;
+    }
+    e.id = doc_.string_value(id);
+    if (auto it = seen.find(e.id); it != seen.end()) {
+      error(e.path + ".id", id.begin, "duplicate id " + quote_for_message(e.id) + " (first used by entries[" +
+                                          std::to_string(it->second) + "])");
+      continue;
+    }
+    seen[e.id] = i;
+    JsonRef kind = doc_.member(e.ref, "kind");
+    if (doc_.kind(kind) != RefKind::kString) {
+      error(e.path + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
+      continue;
+    }
+    e.kind = doc_.string_value(kind);
+    if (e.kind == "pi.tool-result") e.kind = "pi.tool_result";
+    e.ts = doc_.member(e.ref, "ts");
+    JsonRef seq = doc_.member(e.ref, "seq");
+    if (seq.valid()) {
+      if (doc_.kind(seq) != RefKind::kNumber || !is_integer_text(doc_.raw(seq))) {
+        error(e.path + ".seq", seq.begin, "expected an integer");
+        continue;
+      }
+      e.order_key = std::stoll(std::string(doc_.raw(seq)));
+      any_seq = true;
+    } else {
+      e.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
+    }
+    e.payload = doc_.member(e.ref, "data");
+    if (!e.payload.valid()) e.payload = doc_.member(e.ref, "payload");
+    const std::string payload_path = e.path + "." + (doc_.member(e.ref, "data").valid() ? "data" : "payload");
+    if (e.kind == "pi.assistant" || e.kind == "pi.tool_result" || e.kind == "pi.user") {
+      if (doc_.kind(e.payload) != RefKind::kObject) {
+        error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
+              e.payload.valid() ? "expected an object" : "missing");
+        continue;
+      }
+      // A payload whose role is set is itself the message.
+      e.message = doc_.member(e.payload, "role").valid() ? e.payload : doc_.member(e.payload, "message");
+      if (doc_.kind(e.message) != RefKind::kObject) {
+        error(payload_path + ".message", e.message.valid() ? e.message.begin : e.payload.begin,
+              e.message.valid() ? "expected an object" : "missing");
+        continue;
+      }
+      const char* want = e.kind == "pi.assistant" ? "assistant" : e.kind == "pi.tool_result" ? "toolResult" : "user";
+      std::string role = doc_.string_value(doc_.member(e.message, "role"));
+      if (role != want) {
+        error(payload_path + ".message.role", e.message.begin,
+              "expected \"" + std::string(want) + "\" for a " + e.kind + " entry, found " +
+                  (role.empty() ? std::string("none") : quote_for_message(role)));
+        continue;
+      }
+    } else if (e.kind == "chat") {
+      std::string role = doc_.string_value(doc_.member(e.ref, "role"));
+      if (role != "user" && role != "assistant" && role != "system") {
+        error(e.path + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
+        continue;
+      }
+      if (doc_.kind(doc_.member(e.ref, "text")) != RefKind::kString) {
+        error(e.path + ".text", e.ref.begin, "missing (a chat entry needs its text)");
+        continue;
+      }
+    } else if (e.kind == "pi.chunk") {
+      if (doc_.kind(doc_.member(e.payload, "event")) != RefKind::kObject) {
+        warn(e.path, e.ref.begin, "pi.chunk without data.event; skipped");
+        out_.repairs["skipped-chunk-without-event"]++;
+        continue;
+      }
+    } else if (e.kind == "pi.compaction") {
+      if (doc_.kind(e.payload) != RefKind::kObject) {
+        error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
+              e.payload.valid() ? "expected an object" : "missing");
+        continue;
+      }
+    } else {
+      warn(e.path + ".kind", kind.begin, "unknown kind " + quote_for_message(e.kind) + "; the entry is skipped");
+      out_.repairs["skipped-unknown-kind"]++;
+      continue;
+    }
+    envs_.push_back(std::move(e));
+  }
+  if (!out_.ok()) return false;
+  if (any_seq) {
+    std::stable_sort(envs_.begin(), envs_.end(),
+                     [](const Envelope& a, const Envelope& b) { return a.order_key < b.order_key; });
+  }
+  return true;
+}
+
+std::string Mapper::text_of_message(JsonRef message) {
+  JsonRef content = doc_.member(message, "content");
+  if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
+  std::string text;
+  for (JsonRef block : doc_.elements(content)) {
+    if (doc_.string_value(doc_.member(block, "type")) != "text") continue;
+    text += doc_.string_value(doc_.member(block, "text"));
+    text += "\n";
+  }
+  return text;
+}
+
+void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, std::string& model) {
+  api = doc_.string_value(doc_.member(message, "api"));
+  provider = doc_.string_value(doc_.member(message, "provider"));
+  model = doc_.string_value(doc_.member(message, "model"));
+}
+
+// R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
+void Mapper::plan_echoes_and_user_replacements() {
+  const std::size_t n = envs_.size();
+  dropped_.assign(n, 0);
+  replaced_by_.assign(n, -1);
+  std::unordered_map<std::string, std::size_t> pos_of_id;
+  for (std::size_t i = 0; i < n; ++i) pos_of_id[envs_[i].id] = i;
+  auto chat_role = [&](std::size_t i) {
+    return envs_[i].kind == "chat" ? doc_.string_value(doc_.member(envs_[i].ref, "role")) : std::string();
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (envs_[i].kind != "pi.user") continue;
+    std::int64_t target = -1;
+    std::string chat_ref = doc_.string_value(doc_.member(envs_[i].payload, "chatRef"));
+    if (!chat_ref.empty()) {
+      auto it = pos_of_id.find(chat_ref);
+      if (it != pos_of_id.end() && chat_role(it->second) == "user") target = static_cast<std::int64_t>(it->second);
+    }
+    if (target < 0) {
+      std::string text = normalize_space(text_of_message(envs_[i].message));
+      for (std::size_t j = i; j-- > 0;) {
+        if (chat_role(j) != "user" || replaced_by_[j] >= 0) continue;
+        if (normalize_space(doc_.string_value(doc_.member(envs_[j].ref, "text"))) == text) target = static_cast<std::int64_t>(j);
+        break;  // only the nearest chat user turn
+      }
+    }
+    if (target >= 0 && replaced_by_[static_cast<std::size_t>(target)] < 0) {
+      replaced_by_[static_cast<std::size_t>(target)] = static_cast<std::int64_t>(i);
+      dropped_[i] = 1;  // emitted at the chat turn's place
+      out_.repairs["chat-user-replaced-by-pi-user"]++;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (chat_role(i) != "assistant") continue;
+    std::string ref = doc_.string_value(doc_.member(envs_[i].ref, "piRef"));
+    if (!ref.empty()) {
+      auto it = pos_of_id.find(ref);
+      if (it != pos_of_id.end() && envs_[it->second].kind == "pi.assistant") {
+        dropped_[i] = 1;
+        out_.repairs["dropped-assistant-echo"]++;
+        continue;
+      }
+    }
+    // The same turn: between the chat user turns around it.
+    std::size_t lo = i, hi = i;
+    while (lo > 0 && chat_role(lo - 1) != "user") --lo;
+    while (hi + 1 < n && chat_role(hi + 1) != "user") ++hi;
+    std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref, "text")));
+    for (std::size_t j = lo; j <= hi; ++j) {
+      if (envs_[j].kind != "pi.assistant") continue;
+      std::string joined = text_of_message(envs_[j].message);
+      std::string glued;
+      for (char c : joined)
+        if (c != '\n') glued += c;
+      if (normalize_space(joined) == text || normalize_space(glued) == text) {
+        dropped_[i] = 1;
+        out_.repairs["dropped-assistant-echo"]++;
+        break;
+      }
+    }
+  }
+}
+
+// R6: chunk streams. Closed streams are dropped; interrupted ones follow --partial.
+void Mapper::plan_chunk_groups() {
+  const std::size_t n = envs_.size();
+  std::unordered_map<std::string, std::vector<std::size_t>> by_key;
+  std::vector<std::string> key_order;
+  std::vector<std::size_t> run;
+  std::vector<std::vector<std::size_t>> open_runs;
+  auto close_run = [&](bool closed_by_assistant) {
+    if (run.empty()) return;
+    if (closed_by_assistant) {
+      out_.repairs["dropped-chunks-of-final-message"] += run.size();
+    } else {
+      open_runs.push_back(run);
+    }
+    run.clear();
+  };
+  std::unordered_map<std::string, bool> final_timestamps;
+  for (std::size_t i = 0; i < n; ++i)
+    if (envs_[i].kind == "pi.assistant")
+      final_timestamps[std::string(doc_.raw(doc_.member(envs_[i].message, "timestamp")))] = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Envelope& e = envs_[i];
+    if (e.kind == "pi.chunk") {
+      dropped_[i] = 1;
+      JsonRef key = doc_.member(e.payload, "streamKey");
+      if (key.valid()) {
+        std::string k(doc_.raw(key));
+        if (!by_key.count(k)) key_order.push_back(k);
+        by_key[k].push_back(i);
+      } else {
+        run.push_back(i);
+      }
+    } else if (e.kind == "pi.assistant") {
+      close_run(true);
+    } else if (e.kind == "pi.tool_result") {
+      close_run(false);
+    }
+  }
+  close_run(false);
+  for (const std::string& k : key_order) {
+    if (final_timestamps.count(k)) out_.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
+    else open_runs.push_back(by_key[k]);
+  }
+  for (auto& group : open_runs) {
+    const Envelope& last = envs_[group.back()];
+    if (options_.partial == PartialPolicy::kDrop) {
+      warn(last.path, last.ref.begin,
+           "an interrupted stream of " + std::to_string(group.size()) +
+               " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)");
+      out_.repairs["dropped-interrupted-stream"]++;
+      continue;
+    }
+    partial_at_[group.back()] = partial_groups_.size();
+    partial_groups_.push_back(group);
+  }
+}
+
+std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
+  JsonRef ms = doc_.member(message, "timestamp");
+  if (doc_.kind(ms) == RefKind::kNumber) return std::string(doc_.raw(ms));
+  if (doc_.kind(e.ts) == RefKind::kNumber) return std::string(doc_.raw(e.ts));
+  std::int64_t from_iso = ms_from_iso(doc_.string_value(e.ts));
+  if (from_iso >= 0) return std::to_string(from_iso);
+  from_iso = ms_from_iso(last_ts_);
+  return std::to_string(from_iso >= 0 ? from_iso : 0);
+}
+
+std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
+  std::string ts;
+  if (doc_.kind(e.ts) == RefKind::kString && is_iso8601(doc_.string_value(e.ts))) {
+    ts = doc_.string_value(e.ts);
+  } else if (doc_.kind(e.ts) == RefKind::kNumber && is_integer_text(doc_.raw(e.ts))) {
+    ts = iso_from_ms(std::stoll(std::string(doc_.raw(e.ts))));
+  } else if (message.valid() && doc_.kind(doc_.member(message, "timestamp")) == RefKind::kNumber &&
+             is_integer_text(doc_.raw(doc_.member(message, "timestamp")))) {
+    ts = iso_from_ms(std::stoll(std::string(doc_.raw(doc_.member(message, "timestamp")))));
+  } else {
+    ts = last_ts_.empty() ? out_.timestamp : last_ts_;
+  }
+  last_ts_ = ts;
+  return ts;
+}
+
+// R4: the verbatim AssistantMessage, with usage filled, a pending or missing
+// stopReason settled, empty text blocks dropped and string content wrapped.
+std::string Mapper::assistant_line(const Envelope& e) {
+  // Work on the message's own bytes so edits stay local to it.
+  const std::string_view msg = doc_.raw(e.message);
+  auto members = object_members(msg, 0);
+  ByteEdits edits;
+  auto append_member = [&](const std::string& member) {
+    if (members.empty()) edits.insert(1, member);
+    else edits.insert(members.back().value_end, "," + member);
+  };
+  const MemberSpan* content = find_member(members, "content");
+  bool has_calls = false;
+  if (content && msg[content->value_begin] == '[') {
+    std::string rebuilt = "[";
+    bool changed = false, first = true;
+    for (const ElementSpan& el : array_elements(msg, content->value_begin)) {
+      std::string type, text;
+      bool has_text = false;
+      if (msg[el.begin] == '{') {
+        auto block = object_members(msg, el.begin);
+        if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') type = json_string_value(msg, t->value_begin);
+        if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
+          has_text = true;
+          text = json_string_value(msg, t->value_begin);
+        }
+      }
+      if (type == "toolCall") has_calls = true;
+      if (type == "text" && (!has_text || text.empty())) {
+        changed = true;
+        out_.repairs["dropped-empty-text-block"]++;
+        continue;
+      }
+      if (!first) rebuilt += ",";
+      rebuilt.append(msg.substr(el.begin, el.end - el.begin));
+      first = false;
+    }
+    rebuilt += "]";
+    if (changed) edits.replace(content->value_begin, content->value_end, rebuilt);
+  } else if (content && msg[content->value_begin] == '"') {
+    edits.replace(content->value_begin, content->value_end,
+                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
+    out_.repairs["wrapped-string-content"]++;
+  } else {
+    if (content) edits.replace(content->value_begin, content->value_end, "[]");
+    else append_member("\"content\":[]");
+    out_.repairs["wrapped-string-content"]++;
+  }
+  const MemberSpan* usage = find_member(members, "usage");
+  if (!usage || msg[usage->value_begin] != '{') {
+    if (usage) edits.replace(usage->value_begin, usage->value_end, kZeroUsage);
+    else append_member(std::string("\"usage\":") + kZeroUsage);
+    out_.repairs["filled-missing-usage"]++;
+  } else if (!find_member(object_members(msg, usage->value_begin), "cost")) {
+    auto usage_members = object_members(msg, usage->value_begin);
+    edits.insert(usage->value_begin + 1,
+                 std::string("\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}") +
+                     (usage_members.empty() ? "" : ","));
+    out_.repairs["filled-missing-usage"]++;
+  }
+  const MemberSpan* stop = find_member(members, "stopReason");
+  std::string stop_value = stop && msg[stop->value_begin] == '"' ? json_string_value(msg, stop->value_begin) : "";
+  if (stop_value.empty() || stop_value == "pending") {
+    std::string settled = has_calls ? "\"toolUse\"" : "\"stop\"";
+    if (stop) edits.replace(stop->value_begin, stop->value_end, settled);
+    else append_member("\"stopReason\":" + settled);
+    out_.repairs["settled-pending-stop-reason"]++;
+  }
+  model_of(e.message, last_api_, last_provider_, last_model_);
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
+         ",\"message\":" + edits.apply(msg) + "}";
+}
+
+// R5: the verbatim ToolResultMessage; string content is wrapped.
+std::string Mapper::tool_result_line(const Envelope& e) {
+  const std::string_view msg = doc_.raw(e.message);
+  auto members = object_members(msg, 0);
+  ByteEdits edits;
+  const MemberSpan* content = find_member(members, "content");
+  if (content && msg[content->value_begin] == '"') {
+    edits.replace(content->value_begin, content->value_end,
+                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
+    out_.repairs["wrapped-string-content"]++;
+  } else if (!content || msg[content->value_begin] != '[') {
+    if (content) edits.replace(content->value_begin, content->value_end, "[]");
+    else edits.insert(members.empty() ? 1 : members.back().value_end, members.empty() ? "\"content\":[]" : ",\"content\":[]");
+    out_.repairs["wrapped-string-content"]++;
+  }
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
+         ",\"message\":" + edits.apply(msg) + "}";
+}
+
+// R3: a chat user turn; attachments become image blocks.
+std::string Mapper::chat_user_line(const Envelope& e) {
+  std::string text = doc_.string_value(doc_.member(e.ref, "text"));
+  std::vector<JsonRef> attachments = doc_.elements(doc_.member(e.ref, "attachments"));
+  std::string content;
+  if (attachments.empty()) {
+    content = json_quote(text);
+  } else {
+    content = "[";
+    bool first = true;
+    if (!text.empty()) {
+      content += "{\"type\":\"text\",\"text\":" + json_quote(text) + "}";
+      first = false;
+    }
+    for (std::size_t k = 0; k < attachments.size(); ++k) {
+      JsonRef a = attachments[k];
+      JsonRef data = doc_.member(a, "data"), mime = doc_.member(a, "mimeType");
+      std::string type = doc_.string_value(doc_.member(a, "type"));
+      if ((type != "image" && !type.empty()) || doc_.kind(data) != RefKind::kString || doc_.kind(mime) != RefKind::kString) {
+        warn(e.path + ".attachments[" + std::to_string(k) + "]", a.begin,
+             "not an image with data and mimeType; left out");
+        out_.repairs["skipped-attachment"]++;
+        continue;
+      }
+      if (!first) content += ",";
+      content += "{\"type\":\"image\",\"data\":" + std::string(doc_.raw(data)) + ",\"mimeType\":" + std::string(doc_.raw(mime)) + "}";
+      first = false;
+      out_.repairs["image-attachment"]++;
+    }
+    content += "]";
+  }
+  std::string ts = entry_timestamp(e, {});
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) + ",\"message\":{\"role\":\"user\",\"content\":" +
+         content + ",\"timestamp\":" + message_ms(e, {}) + "}}";
+}
+
+// R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
+// assistant message of the thread's model.
+std::string Mapper::chat_assistant_line(const Envelope& e) {
+  std::string api, provider, model;
+  JsonRef thread_model = doc_.member(thread_, "model");
+  if (doc_.kind(thread_model) == RefKind::kObject) {
+    provider = doc_.string_value(doc_.member(thread_model, "provider"));
+    model = doc_.string_value(doc_.member(thread_model, "modelId"));
+    api = doc_.string_value(doc_.member(thread_model, "api"));
+  }
+  if (provider.empty() || model.empty()) {
+    api = last_api_, provider = last_provider_, model = last_model_;
+  }
+  if (provider.empty() || model.empty()) api = "openai-completions", provider = "pi-hydrate", model = "imported";
+  if (api.empty()) api = "openai-completions";
+  out_.repairs["chat-assistant-as-text-message"]++;
+  std::string ts = entry_timestamp(e, {});
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
+         ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" +
+         json_quote(doc_.string_value(doc_.member(e.ref, "text"))) + "}],\"api\":" + json_quote(api) +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         ",\"stopReason\":\"stop\",\"timestamp\":" + message_ms(e, {}) + "}}";
+}
+
+// R6 --partial keep|text: rebuild an assistant message from its stream.
+std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
+  std::map<std::int64_t, std::pair<std::string, std::string>> blocks;  // contentIndex -> (type, text or raw)
+  for (std::size_t pos : group) {
+    JsonRef event = doc_.member(envs_[pos].payload, "event");
+    std::string type = doc_.string_value(doc_.member(event, "type"));
+    JsonRef index_ref = doc_.member(event, "contentIndex");
+    std::int64_t index = doc_.kind(index_ref) == RefKind::kNumber && is_integer_text(doc_.raw(index_ref))
+                             ? std::stoll(std::string(doc_.raw(index_ref)))
+                             : 0;
+    if (type == "text_delta" || type == "thinking_delta") {
+      auto& b = blocks[index];
+      b.first = type == "text_delta" ? "text" : "thinking";
+      b.second += doc_.string_value(doc_.member(event, "delta"));
+    } else if ((type == "text_end" || type == "thinking_end") && doc_.kind(doc_.member(event, "content")) == RefKind::kString) {
+      blocks[index] = {type == "text_end" ? "text" : "thinking", doc_.string_value(doc_.member(event, "content"))};
+    } else if (type == "toolcall_end" && doc_.kind(doc_.member(event, "toolCall")) == RefKind::kObject) {
+      blocks[index] = {"toolCall", std::string(doc_.raw(doc_.member(event, "toolCall")))};
+    }
+  }
+  const bool text_only = options_.partial == PartialPolicy::kText;
+  std::string content = "[";
+  bool first = true;
+  for (const auto& [index, block] : blocks) {
+    if (text_only && block.first != "text") continue;
+    if (block.first != "toolCall" && block.second.empty()) continue;
+    if (!first) content += ",";
+    first = false;
+    if (block.first == "text") content += "{\"type\":\"text\",\"text\":" + json_quote(block.second) + "}";
+    else if (block.first == "thinking") content += "{\"type\":\"thinking\",\"thinking\":" + json_quote(block.second) + "}";
+    else content += block.second;
+  }
+  content += "]";
+  const Envelope& last = envs_[group.back()];
+  JsonRef key = doc_.member(last.payload, "streamKey");
+  std::string ms = doc_.kind(key) == RefKind::kNumber ? std::string(doc_.raw(key)) : message_ms(last, {});
+  std::string api = last_api_.empty() ? "openai-completions" : last_api_;
+  std::string provider = last_provider_.empty() ? "pi-hydrate" : last_provider_;
+  std::string model = last_model_.empty() ? "imported" : last_model_;
+  out_.repairs[text_only ? "partial-stream-as-text" : "partial-stream-kept-aborted"]++;
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(last, {})) +
+         ",\"message\":{\"role\":\"assistant\",\"content\":" + content + ",\"api\":" + json_quote(api) +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         (text_only ? std::string(",\"stopReason\":\"stop\"")
+                    : std::string(",\"stopReason\":\"aborted\",\"errorMessage\":\"pi-hydrate: stream interrupted\"")) +
+         ",\"timestamp\":" + ms + "}}";
+}
+
+void Mapper::push(std::size_t env, std::string line) {
+  Item item;
+  item.line = compact_json(line);  // a pretty-printed export must still give one line per entry
+  item.env = env;
+  items_.push_back(std::move(item));
+  item_of_env_[env] = static_cast<std::int64_t>(items_.size() - 1);
+}
+
+// R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
+// turn before it, or itself. v1's firstKeptEntryIndex counts the header as 0.
+std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
+  const Envelope& e = envs_[pos];
+  JsonRef result = doc_.member(e.payload, "result");
+  JsonRef aborted = doc_.member(e.payload, "aborted");
+  skipped = false;
+  if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
+      doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
+    warn(e.path, e.ref.begin, doc_.raw(aborted) == "true" ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    out_.repairs["skipped-aborted-compaction"]++;
+    skipped = true;
+    return {};
+  }
+  std::int64_t anchor = -1;
+  std::string how;
+  auto first_item_from = [&](std::size_t env_pos) -> std::int64_t {
+    for (std::size_t j = env_pos; j < pos; ++j)
+      if (item_of_env_[j] >= 0) return item_of_env_[j];
+    return -1;
+  };
+  std::string ref = doc_.string_value(doc_.member(e.payload, "firstKeptRef"));
+  if (!ref.empty()) {
+    for (std::size_t j = 0; j < pos; ++j) {
+      if (envs_[j].id != ref) continue;
+      std::int64_t target = replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])] : first_item_from(j);
+      if (target >= 0) anchor = target, how = "firstKeptRef";
+    }
+    if (anchor < 0) warn(e.path + ".data.firstKeptRef", e.ref.begin, "names no earlier entry; falling back");
+  }
+  std::string pi_id = doc_.string_value(doc_.member(result, "firstKeptEntryId"));
+  if (anchor < 0 && !pi_id.empty()) {
+    for (std::size_t j = 0; j < pos; ++j)
+      if (doc_.string_value(doc_.member(envs_[j].payload, "piEntryId")) == pi_id && item_of_env_[j] >= 0)
+        anchor = item_of_env_[j], how = "piEntryId";
+  }
+  if (anchor < 0) {
+    for (std::size_t k = item_pos; k-- > 0;)
+      if (items_[k].is_user_turn) {
+        anchor = static_cast<std::int64_t>(k), how = "last user turn";
+        break;
+      }
+  }
+  if (anchor >= 0) {
+    // A result cannot start the kept window: keep from its assistant.
+    std::string call = items_[static_cast<std::size_t>(anchor)].tool_result_for;
+    if (!call.empty()) {
+      for (std::int64_t k = anchor; k-- > 0;) {
+        const auto& ids = items_[static_cast<std::size_t>(k)].tool_call_ids;
+        if (std::find(ids.begin(), ids.end(), call) != ids.end()) {
+          anchor = k;
+          break;
+        }
+      }
+    }
+  }
+  out_.repairs[anchor < 0 ? "compaction-self-anchored" : "compaction-anchored-by-" + how]++;
+  std::string line = "{\"type\":\"compaction\",\"timestamp\":" + json_quote(entry_timestamp(e, {})) +
+                     ",\"summary\":" + std::string(doc_.raw(doc_.member(result, "summary")));
+  JsonRef tokens = doc_.member(result, "tokensBefore");
+  line += ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
+  JsonRef details = doc_.member(result, "details");
+  if (details.valid()) line += ",\"details\":" + std::string(doc_.raw(details));
+  if (anchor >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor + 1);
+  return line + "}";
+}
+
+void Mapper::emit_all() {
+  item_of_env_.assign(envs_.size(), -1);
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    const Envelope& e = envs_[i];
+    if (auto p = partial_at_.find(i); p != partial_at_.end()) {
+      push(i, partial_line(partial_groups_[p->second]));
+    }
+    if (dropped_[i]) continue;
+    if (e.kind == "chat") {
+      std::string role = doc_.string_value(doc_.member(e.ref, "role"));
+      if (role == "user") {
+        if (replaced_by_[i] >= 0) {
+          const Envelope& u = envs_[static_cast<std::size_t>(replaced_by_[i])];
+          push(static_cast<std::size_t>(replaced_by_[i]),
+               "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, u.message)) +
+                   ",\"message\":" + std::string(doc_.raw(u.message)) + "}");
+        } else {
+          push(i, chat_user_line(e));
+        }
+        items_.back().is_user_turn = true;
+      } else if (role == "assistant") {
+        push(i, chat_assistant_line(e));
+      } else {
+        out_.repairs["dropped-system-chat"]++;
+      }
+    } else if (e.kind == "pi.user") {
+      push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
+                  ",\"message\":" + std::string(doc_.raw(e.message)) + "}");
+      items_.back().is_user_turn = true;
+    } else if (e.kind == "pi.assistant") {
+      push(i, assistant_line(e));
+      for (JsonRef block : doc_.elements(doc_.member(e.message, "content")))
+        if (doc_.string_value(doc_.member(block, "type")) == "toolCall")
+          items_.back().tool_call_ids.push_back(doc_.string_value(doc_.member(block, "id")));
+    } else if (e.kind == "pi.tool_result") {
+      push(i, tool_result_line(e));
+      items_.back().tool_result_for = doc_.string_value(doc_.member(e.message, "toolCallId"));
+    } else if (e.kind == "pi.compaction") {
+      bool skipped = false;
+      std::string line = compaction_line(i, items_.size(), skipped);
+      if (!skipped) push(i, std::move(line));
+    }
+  }
+}
+
+void Mapper::run() {
+  if (!read_envelopes()) return;
+  JsonRef created = doc_.member(thread_, "createdAt");
+  if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
+    out_.timestamp = doc_.string_value(created);
+  } else if (doc_.kind(created) == RefKind::kNumber && is_integer_text(doc_.raw(created))) {
+    out_.timestamp = iso_from_ms(std::stoll(std::string(doc_.raw(created))));
+  } else {
+    out_.timestamp = "1970-01-01T00:00:00.000Z";
+    for (const Envelope& e : envs_) {
+      Envelope copy = e;
+      std::string saved = last_ts_;
+      last_ts_.clear();
+      std::string ts = entry_timestamp(copy, e.message);
+      last_ts_ = saved;
+      if (ts != "1970-01-01T00:00:00.000Z" && !ts.empty()) {
+        out_.timestamp = ts;
+        break;
+      }
+    }
+  }
+  const std::string thread_id = doc_.string_value(doc_.member(thread_, "id"));
+  out_.session_id = session_id_for_thread(thread_id);
+  plan_echoes_and_user_replacements();
+  plan_chunk_groups();
+  emit_all();
+
+  // R12: the trailer restores the name, the model and the thinking level.
+  std::vector<std::pair<std::string, ThreadOrigin>> trailer;
+  ThreadOrigin thread_origin;
+  thread_origin.path = "thread";
+  doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
+  if (options_.trailer) {
+    std::string ts = last_ts_.empty() ? out_.timestamp : last_ts_;
+    JsonRef title = doc_.member(thread_, "title");
+    if (doc_.kind(title) == RefKind::kString && !doc_.string_value(title).empty())
+      trailer.push_back({"{\"type\":\"session_info\",\"timestamp\":" + json_quote(ts) + ",\"name\":" + std::string(doc_.raw(title)) + "}", thread_origin});
+    JsonRef model = doc_.member(thread_, "model");
+    std::string provider = doc_.string_value(doc_.member(model, "provider"));
+    std::string model_id = doc_.string_value(doc_.member(model, "modelId"));
+    if (provider.empty() || model_id.empty()) provider = last_provider_, model_id = last_model_;
+    if (!provider.empty() && !model_id.empty())
+      trailer.push_back({"{\"type\":\"model_change\",\"timestamp\":" + json_quote(ts) + ",\"provider\":" + json_quote(provider) +
+                             ",\"modelId\":" + json_quote(model_id) + "}", thread_origin});
+    JsonRef level = doc_.member(thread_, "thinkingLevel");
+    if (doc_.kind(level) == RefKind::kString)
+      trailer.push_back({"{\"type\":\"thinking_level_change\",\"timestamp\":" + json_quote(ts) + ",\"thinkingLevel\":" +
+                             std::string(doc_.raw(level)) + "}", thread_origin});
+  }
+
+  // A v1-shaped session: no version, no ids. hydrate_session chains it.
+  out_.session = "{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
+                 json_quote(out_.timestamp) + ",\"cwd\":\"/\"}\n";
+  out_.origins.push_back(thread_origin);
+  for (const Item& item : items_) {
+    out_.session += item.line;
+    out_.session += '\n';
+    const Envelope& e = envs_[item.env];
+    ThreadOrigin o;
+    o.path = e.path;
+    o.envelope_id = e.id;
+    doc_.position(e.ref.begin, o.line, o.column);
+    out_.origins.push_back(std::move(o));
+  }
+  for (auto& [line, origin] : trailer) {
+    out_.session += compact_json(line);
+    out_.session += '\n';
+    out_.origins.push_back(origin);
+  }
+}
+
+}  // namespace
+
+bool ConvertedThread::ok() const {
+  for (const Diagnostic& d : diagnostics)
+    if (d.severity == Severity::kError) return false;
+  return true;
+}
+
+ConvertedThread convert_thread_export(std::string_view bytes, const std::string& file, const ThreadOptions& options) {
+  ConvertedThread out;
+  ThreadDocument doc;
+  if (!doc.parse(bytes, 512)) {
+    Diagnostic d;
+    d.code = Code::kThreadExportInvalid;
+    d.severity = Severity::kError;
+    d.level = Level::kLoad;
+    d.file = file;
+    doc.position(doc.error_offset, d.line, d.column);
+    d.message = "not a thread export: invalid JSON (" + doc.error + ")";
+    out.diagnostics.push_back(std::move(d));
+    return out;
+  }
+  Mapper mapper(doc, file, options, out);
+  mapper.run();
+  return out;
+}
+
+}  // namespace pihydrate
