@@ -298,9 +298,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       const char* tmp = std::getenv("TMPDIR");
       out_dir = tmp && *tmp ? tmp : "/tmp";
     } else {
-      fs::path p = fs::absolute(o);
-      out_dir = p.parent_path().string();
-      out_file = p.string();
+      out_dir = fs::absolute(o).parent_path().string();
+      out_file = o;  // as given: messages and the summary name it the way the user did
       check_output_target(out_file, input, force);
     }
   } else if (parsed.count("session-dir")) {

@@ -70,6 +70,9 @@ const std::vector<CodeInfo>& all_codes() {
       {Code::kThreadEntrySkipped, Level::kResume, "thread-entry-skipped",
        "a thread entry is left out (unknown kind, aborted compaction, interrupted stream, ...)"},
 
+      {Code::kBranchNotFound, Level::kLoad, "branch-not-found",
+       "--leaf or --label names no entry (or the file has no ids to name)"},
+
       {Code::kLineTooLong, Level::kLoad, "line-too-long", "a line is longer than --max-line-bytes; not checked"},
       {Code::kNestingTooDeep, Level::kLoad, "nesting-too-deep", "a line nests deeper than --max-depth; not checked"},
       {Code::kTooManyEntries, Level::kLoad, "too-many-entries", "more entries than --max-entries; not checked"},

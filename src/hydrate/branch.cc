@@ -10,7 +10,7 @@ namespace {
 
 void fail(HydrateReport& report, const SessionIndex& index, std::uint64_t line, std::string message, std::string hint) {
   Diagnostic d;
-  d.code = Code::kNoHeader;  // overwritten by callers that have a better code
+  d.code = Code::kBranchNotFound;  // the cycle overwrites it
   d.severity = Severity::kError;
   d.level = Level::kLoad;
   d.file = index.file;

@@ -8,9 +8,6 @@
 namespace pihydrate {
 
 void resolve_references(const SessionIndex& index, const PiView& view, Plan& plan, HydrateReport& report) {
-  std::unordered_map<std::int64_t, std::int64_t> plan_index_of_node;
-  for (std::size_t i = 0; i < plan.entries.size(); ++i)
-    if (plan.entries[i].node >= 0) plan_index_of_node[plan.entries[i].node] = static_cast<std::int64_t>(i);
   std::unordered_map<std::string_view, std::int64_t> node_of_id;  // later wins, as in pi
   if (!view.migrates_v1) {
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
@@ -18,6 +15,13 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       if (e.id.is_string()) node_of_id[e.id.text] = n;
     }
   }
+
+  // Labels whose target is not written are dropped first, so that nothing
+  // (a compaction anchor) ends up naming them.
+  std::vector<std::uint8_t> drop(plan.entries.size(), 0);
+  std::unordered_map<std::int64_t, std::int64_t> plan_index_of_node;
+  for (std::size_t i = 0; i < plan.entries.size(); ++i)
+    if (plan.entries[i].node >= 0) plan_index_of_node[plan.entries[i].node] = static_cast<std::int64_t>(i);
   auto plan_index_for_id = [&](const Field& f) -> std::int64_t {
     if (!f.is_string()) return -1;
     auto n = node_of_id.find(f.text);
@@ -25,11 +29,33 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     auto p = plan_index_of_node.find(n->second);
     return p == plan_index_of_node.end() ? -1 : p->second;
   };
-
-  std::vector<std::uint8_t> drop(plan.entries.size(), 0);
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     PlannedEntry& p = plan.entries[i];
     if (p.node < 0) continue;
+    const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
+    if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
+    p.ref_target = plan_index_for_id(e.target_id);
+    if (p.ref_target >= 0) continue;
+    drop[i] = 1;
+    report.repairs["dropped-label-off-branch"]++;
+    Diagnostic d;
+    d.code = Code::kLabelTargetMissing;
+    d.severity = Severity::kWarning;
+    d.level = Level::kResume;
+    d.file = index.file;
+    d.line = e.line;
+    d.column = e.target_id.present() ? e.target_id.column : 1;
+    d.message = "dropped the label: its target " +
+                (e.target_id.is_string() ? quote_for_message(e.target_id.text) : std::string("(none)")) +
+                " is not on the written branch";
+    report.diagnostics.push_back(std::move(d));
+  }
+  for (std::size_t i = 0; i < plan.entries.size(); ++i)
+    if (drop[i]) plan_index_of_node.erase(plan.entries[i].node);
+
+  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+    PlannedEntry& p = plan.entries[i];
+    if (p.node < 0 || drop[i]) continue;
     const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
     if (e.root == JsonKind::kObject && e.type == EntryType::kCompaction) {
       // The latest compaction keeps what pi keeps; an entry pi would not find
@@ -40,15 +66,29 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
         if (it != plan_index_of_node.end()) target = it->second;
       } else if (p.node == view.compaction && view.first_kept_found) {
         if (view.migrates_v1) {
-          auto it = plan_index_of_node.find(view.first_kept_index_target);
-          if (it != plan_index_of_node.end()) target = it->second;
+          bool found = false;
+          for (std::uint32_t node : view.path) {
+            if (node == view.compaction) break;
+            found = found || static_cast<std::int64_t>(node) == view.first_kept_index_target;
+            if (!found) continue;
+            auto it = plan_index_of_node.find(node);
+            if (it != plan_index_of_node.end()) {
+              target = it->second;
+              break;
+            }
+          }
         } else {
+          // The first kept entry, or, when it is not written (an orphan result,
+          // a label whose target is gone), the next written entry after it.
+          bool found = false;
           for (std::uint32_t node : view.path) {
             if (node == view.compaction) break;
             const Entry& c = view.entry(index, node);
-            if (c.id.kind == e.first_kept_entry_id.kind && c.id.text == e.first_kept_entry_id.text) {
-              auto it = plan_index_of_node.find(node);
-              if (it != plan_index_of_node.end()) target = it->second;
+            found = found || (c.id.kind == e.first_kept_entry_id.kind && c.id.text == e.first_kept_entry_id.text);
+            if (!found) continue;
+            auto it = plan_index_of_node.find(node);
+            if (it != plan_index_of_node.end()) {
+              target = it->second;
               break;
             }
           }
@@ -58,26 +98,11 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       }
       p.ref_target = target;
       p.ref_self = target < 0;
-      if (p.ref_self && p.node == view.compaction) report.repairs["compaction-self-anchored"]++;
+      const bool was_self = e.first_kept_entry_id.is_string() && e.id.is_string() && e.first_kept_entry_id.text == e.id.text;
+      if (p.ref_self && p.node == view.compaction && view.first_kept_found && !was_self)
+        report.repairs["compaction-self-anchored"]++;
     } else if (e.root == JsonKind::kObject && e.type == EntryType::kBranchSummary) {
       p.ref_target = plan_index_for_id(e.from_id);
-    } else if (e.root == JsonKind::kObject && e.type == EntryType::kLabel) {
-      p.ref_target = plan_index_for_id(e.target_id);
-      if (p.ref_target < 0) {
-        drop[i] = 1;
-        report.repairs["dropped-label-off-branch"]++;
-        Diagnostic d;
-        d.code = Code::kLabelTargetMissing;
-        d.severity = Severity::kWarning;
-        d.level = Level::kResume;
-        d.file = index.file;
-        d.line = e.line;
-        d.column = e.target_id.present() ? e.target_id.column : 1;
-        d.message = "dropped the label: its target " +
-                    (e.target_id.is_string() ? quote_for_message(e.target_id.text) : std::string("(none)")) +
-                    " is not on the written branch";
-        report.diagnostics.push_back(std::move(d));
-      }
     }
   }
   // Dropping labels shifts plan indices: map old to new.

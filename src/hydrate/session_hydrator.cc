@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/json_spans.h"
@@ -157,6 +158,35 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     }
     clean.push_back(node);
   }
+  if (view.nodes.size() > path.size()) report.repairs["dropped-off-branch"] += view.nodes.size() - path.size();
+
+  // pi reads labels and the session name from the whole file, not from the
+  // branch: labels of written entries and the last session_info come along,
+  // appended to the chain (they add nothing to the context).
+  {
+    std::vector<std::uint8_t> written(view.nodes.size(), 0);
+    for (std::uint32_t node : clean) written[node] = 1;
+    std::unordered_map<std::string_view, std::uint32_t> node_of_id;
+    if (!view.migrates_v1)
+      for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
+        if (view.entry(index, n).id.is_string()) node_of_id[view.entry(index, n).id.text] = n;
+    std::int64_t last_info = -1;
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
+      const Entry& e = view.entry(index, n);
+      if (e.root != JsonKind::kObject) continue;
+      if (e.type == EntryType::kSessionInfo) last_info = n;
+      if (e.type != EntryType::kLabel || written[n] || !e.target_id.is_string()) continue;
+      auto target = node_of_id.find(e.target_id.text);
+      if (target == node_of_id.end() || !written[target->second]) continue;
+      clean.push_back(n);
+      report.repairs["kept-label-from-other-branch"]++;
+    }
+    if (last_info >= 0 && !written[static_cast<std::size_t>(last_info)]) {
+      clean.push_back(static_cast<std::uint32_t>(last_info));
+      report.repairs["kept-session-name-from-other-branch"]++;
+    }
+  }
+
   PiView branch = view;
   branch.path = clean;
   branch.outcome = LoadOutcome::kLoads;

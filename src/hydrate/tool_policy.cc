@@ -44,8 +44,6 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
                   const HydrateOptions& options, HydrateReport& report) {
   Plan plan;
   const std::size_t n = path.size();
-  const std::size_t dropped_branches = view.nodes.size() - n;
-  if (dropped_branches) report.repairs["dropped-off-branch"] += dropped_branches;
 
   // Which path entries are in the context (pi hides those before the latest
   // compaction's first kept entry).

@@ -126,6 +126,8 @@ void check_compaction_anchor(RuleContext& ctx) {
     return;
   }
   const Field& kept = c.first_kept_entry_id;
+  // A compaction that names itself keeps nothing before it, on purpose.
+  if (kept.is_string() && c.id.is_string() && kept.text == c.id.text) return;
   ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, kept.present() ? kept.column : 1,
              (kept.is_string() ? "firstKeptEntryId " + quoted(kept.text) + " is not on the path before this compaction"
                                : std::string("the compaction has no firstKeptEntryId")) +
