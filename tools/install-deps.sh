@@ -3,11 +3,14 @@
 # Nothing is downloaded at build time; this is the only install step.
 set -euo pipefail
 
-packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev)
+# python3 and npm run the conformance tests (npm installs node 22 and pi itself).
+packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm may come from a node distribution rather than Debian's package.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
