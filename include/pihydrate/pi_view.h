@@ -94,6 +94,7 @@ enum class PairingIssue : std::uint8_t {
   kInterleaved,           // a message between a call and its result
   kDuplicateResult,       // a second result for the same call
   kBadToolCallId,         // fails ^[a-zA-Z0-9_-]{1,64}$
+  kRepeatedToolCallId,    // an earlier call already used this id
 };
 
 struct PairingFinding {

@@ -35,6 +35,7 @@ struct ConvertedThread {
   std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
   std::string session_id;               // derived from thread.id
   std::string timestamp;                // thread.createdAt, else the first entry's time
+  std::uint64_t entry_count = 0;        // entries in the export
   std::map<std::string, std::uint64_t> repairs;
   Diagnostics diagnostics;              // errors stop the conversion; warnings do not
   bool ok() const;

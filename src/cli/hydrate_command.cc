@@ -72,7 +72,7 @@ void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
 
 void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {
   err << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
-      << " read (session " << r.session_id << ")";
+      << " entries read (session " << r.session_id << ")";
   if (r.lines_pi_drops) err << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
   err << "\n";
   if (!r.repairs.empty()) {
@@ -362,6 +362,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
     report.diagnostics = std::move(all);
     for (const auto& [kind, count] : thread.repairs) report.repairs[kind] += count;
+    report.entries_read = thread.entry_count;
   }
   if (ok && print_path) {
     // A crafted session id or timestamp must not leave the directory.

@@ -1,5 +1,6 @@
 // References between written entries: compaction firstKeptEntryId,
 // branch_summary fromId and label targetId must name entries of the output.
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -91,6 +92,21 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
               target = it->second;
               break;
             }
+          }
+        }
+      } else if (p.node != view.compaction && view.migrates_v1) {
+        // An older compaction of a v1 file: its index, if it points before it.
+        const Field& fki = e.first_kept_entry_index;
+        std::uint32_t own = view.node_kept_position[static_cast<std::size_t>(p.node)];
+        if (fki.kind == JsonKind::kNumber) {
+          double at = std::strtod(std::string(fki.text).c_str(), nullptr);
+          if (at >= 0 && at < own && at == static_cast<double>(static_cast<std::uint64_t>(at))) {
+            std::uint32_t entry = view.kept[static_cast<std::size_t>(at)];
+            for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
+              if (view.nodes[n] == entry) {
+                auto it = plan_index_of_node.find(n);
+                if (it != plan_index_of_node.end()) target = it->second;
+              }
           }
         }
       } else if (p.node != view.compaction) {

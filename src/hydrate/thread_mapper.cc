@@ -155,6 +155,7 @@ class Mapper {
   std::string chat_user_line(const Envelope& e);
   std::string chat_assistant_line(const Envelope& e);
   std::string partial_line(const std::vector<std::size_t>& group);
+  void resume_model(std::string& api, std::string& provider, std::string& model);
   std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
   std::string text_of_message(JsonRef message);
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
@@ -275,7 +276,8 @@ bool Mapper::read_envelopes() {
       const char* want = e.kind == "pi.assistant" ? "assistant" : e.kind == "pi.tool_result" ? "toolResult" : "user";
       std::string role = doc_.string_value(doc_.member(e.message, "role"));
       if (role != want) {
-        error(payload_path + ".message.role", e.message.begin,
+        JsonRef role_ref = doc_.member(e.message, "role");
+        error(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
               "expected \"" + std::string(want) + "\" for a " + e.kind + " entry, found " +
                   (role.empty() ? std::string("none") : quote_for_message(role)));
         continue;
@@ -309,6 +311,7 @@ bool Mapper::read_envelopes() {
     }
     envs_.push_back(std::move(e));
   }
+  out_.entry_count = entries.size();
   if (!out_.ok()) return false;
   if (any_seq) {
     std::stable_sort(envs_.begin(), envs_.end(),
@@ -441,6 +444,8 @@ void Mapper::plan_chunk_groups() {
     if (final_timestamps.count(k)) out_.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
     else open_runs.push_back(by_key[k]);
   }
+  std::sort(open_runs.begin(), open_runs.end(),
+            [](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) { return a.back() < b.back(); });
   for (auto& group : open_runs) {
     const Envelope& last = envs_[group.back()];
     if (options_.partial == PartialPolicy::kDrop) {
@@ -549,6 +554,7 @@ std::string Mapper::assistant_line(const Envelope& e) {
     else append_member("\"stopReason\":" + settled);
     out_.repairs["settled-pending-stop-reason"]++;
   }
+  if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message));
   model_of(e.message, last_api_, last_provider_, last_model_);
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
          ",\"message\":" + edits.apply(msg) + "}";
@@ -569,6 +575,9 @@ std::string Mapper::tool_result_line(const Envelope& e) {
     else edits.insert(members.empty() ? 1 : members.back().value_end, members.empty() ? "\"content\":[]" : ",\"content\":[]");
     out_.repairs["wrapped-string-content"]++;
   }
+  if (!find_member(members, "timestamp"))
+    edits.insert(members.empty() ? 1 : members.back().value_end,
+                 std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message));
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
          ",\"message\":" + edits.apply(msg) + "}";
 }
@@ -611,8 +620,7 @@ std::string Mapper::chat_user_line(const Envelope& e) {
 
 // R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
 // assistant message of the thread's model.
-std::string Mapper::chat_assistant_line(const Envelope& e) {
-  std::string api, provider, model;
+void Mapper::resume_model(std::string& api, std::string& provider, std::string& model) {
   JsonRef thread_model = doc_.member(thread_, "model");
   if (doc_.kind(thread_model) == RefKind::kObject) {
     provider = doc_.string_value(doc_.member(thread_model, "provider"));
@@ -624,6 +632,11 @@ std::string Mapper::chat_assistant_line(const Envelope& e) {
   }
   if (provider.empty() || model.empty()) api = "openai-completions", provider = "pi-hydrate", model = "imported";
   if (api.empty()) api = "openai-completions";
+}
+
+std::string Mapper::chat_assistant_line(const Envelope& e) {
+  std::string api, provider, model;
+  resume_model(api, provider, model);
   out_.repairs["chat-assistant-as-text-message"]++;
   std::string ts = entry_timestamp(e, {});
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
@@ -669,9 +682,13 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
   const Envelope& last = envs_[group.back()];
   JsonRef key = doc_.member(last.payload, "streamKey");
   std::string ms = doc_.kind(key) == RefKind::kNumber ? std::string(doc_.raw(key)) : message_ms(last, {});
-  std::string api = last_api_.empty() ? "openai-completions" : last_api_;
-  std::string provider = last_provider_.empty() ? "pi-hydrate" : last_provider_;
-  std::string model = last_model_.empty() ? "imported" : last_model_;
+  std::string api, provider, model;
+  resume_model(api, provider, model);
+  if (content == "[]") {
+    warn(last.path, last.ref.begin, "an interrupted stream has nothing to keep; dropped");
+    out_.repairs["dropped-interrupted-stream"]++;
+    return {};
+  }
   out_.repairs[text_only ? "partial-stream-as-text" : "partial-stream-kept-aborted"]++;
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(last, {})) +
          ",\"message\":{\"role\":\"assistant\",\"content\":" + content + ",\"api\":" + json_quote(api) +
@@ -698,8 +715,9 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   skipped = false;
   if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
       doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
-    warn(e.path, e.ref.begin, doc_.raw(aborted) == "true" ? "aborted compaction skipped" : "compaction without a result summary skipped");
-    out_.repairs["skipped-aborted-compaction"]++;
+    const bool was_aborted = doc_.raw(aborted) == "true";
+    warn(e.path, e.ref.begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    out_.repairs[was_aborted ? "skipped-aborted-compaction" : "skipped-compaction-without-summary"]++;
     skipped = true;
     return {};
   }
@@ -728,7 +746,7 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   if (anchor < 0) {
     for (std::size_t k = item_pos; k-- > 0;)
       if (items_[k].is_user_turn) {
-        anchor = static_cast<std::int64_t>(k), how = "last user turn";
+        anchor = static_cast<std::int64_t>(k), how = "last-user-turn";
         break;
       }
   }
@@ -761,7 +779,8 @@ void Mapper::emit_all() {
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
     if (auto p = partial_at_.find(i); p != partial_at_.end()) {
-      push(i, partial_line(partial_groups_[p->second]));
+      std::string line = partial_line(partial_groups_[p->second]);
+      if (!line.empty()) push(i, std::move(line));
     }
     if (dropped_[i]) continue;
     if (e.kind == "chat") {

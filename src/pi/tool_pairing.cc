@@ -34,6 +34,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
   std::unordered_set<std::string> answered_in_turn;
   std::unordered_map<std::string, std::uint32_t> first_result;   // any turn
   std::unordered_map<std::string, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
+  std::unordered_map<std::string, std::uint32_t> call_node_of_id;  // first assistant with a call id
   std::unordered_map<std::string, std::size_t> unanswered_by_id;
   std::vector<std::pair<std::string, Unanswered>> unanswered;
 
@@ -62,24 +63,28 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
         pending.push_back({item.node, c});
         if (!is_valid_tool_call_id(c->id))
           out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
+        auto [earlier, fresh] = call_node_of_id.emplace(std::string(c->id), item.node);
+        if (!fresh)
+          out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
       }
     } else if (item.llm_role == Role::kToolResult) {
       std::string id(e.tool_call_id.text);
       bool in_turn = false;
       for (const Call& c : pending) in_turn = in_turn || c.ref->id == e.tool_call_id.text;
       auto first = first_result.find(id);
-      if (first != first_result.end()) {
+      if (in_turn && !answered_in_turn.count(id)) {
+        answered_in_turn.insert(id);  // a call of this turn (its id may repeat an older call's)
+        first_result[id] = item.node;
+      } else if (first != first_result.end()) {
         out.push_back({PairingIssue::kDuplicateResult, item.node, id, e.tool_call_id.column, -1, first->second, -1});
-      } else if (in_turn) {
-        answered_in_turn.insert(id);
       } else if (auto s = skipped_calls.find(id); s != skipped_calls.end()) {
         out.push_back({PairingIssue::kResultOfSkipped, item.node, id, e.tool_call_id.column, s->second, -1, -1});
       } else if (auto u = unanswered_by_id.find(id); u != unanswered_by_id.end() && unanswered[u->second].second.late_result < 0) {
         unanswered[u->second].second.late_result = item.node;
+        first_result[id] = item.node;
       } else {
         out.push_back({PairingIssue::kOrphanResult, item.node, id, e.tool_call_id.column, -1, -1, -1});
       }
-      if (first == first_result.end()) first_result[id] = item.node;
     } else if (item.llm_role == Role::kUser) {
       close_turn(item.node);
     }

@@ -200,6 +200,13 @@ void check_tool_pairing(RuleContext& ctx) {
                    "delete the later result");
         break;
       }
+      case PairingIssue::kRepeatedToolCallId:
+        ctx.report(Code::kBadToolCallId, Severity::kWarning, e.line, f.column,
+                   "tool call id " + id + " was already used by the call on line " +
+                       std::to_string(ctx.node_line(f.call_node)) +
+                       ": pi pairs each result with the call of its own turn, but some providers reject repeated ids",
+                   "give the later call and its result a fresh id");
+        break;
       case PairingIssue::kBadToolCallId:
         ctx.report(Code::kBadToolCallId, Severity::kWarning, e.line, f.column,
                    "tool call id " + id +
