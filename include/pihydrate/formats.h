@@ -1,6 +1,7 @@
 // The formats pi uses for ids, timestamps and file locations.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,15 @@ bool is_pi_entry_id(std::string_view id);
 // ISO-8601 as Date.prototype.toISOString() writes it, or with an offset:
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
 bool is_iso8601(std::string_view text);
+
+// Ids pi-hydrate derives, so the same input always gives the same bytes:
+// FNV-1a over the text, and a UUIDv7-shaped id from it.
+std::uint64_t stable_hash(std::string_view text, std::uint64_t seed = 1469598103934665603ULL);
+std::string derived_session_id(std::string_view basis);
+
+// Ids pi and the providers accept everywhere: ^[A-Za-z0-9_-]{1,64}$ (the
+// Anthropic tool-call id rule; also the ids pi-hydrate keeps).
+bool is_portable_id(std::string_view id);
 
 // pi's file name for a session: <timestamp with ':' and '.' as '-'>_<id>.jsonl
 std::string session_file_name(std::string_view timestamp, std::string_view session_id);

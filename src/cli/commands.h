@@ -19,6 +19,9 @@ struct ValidateRun {
   Level level = Level::kResume;
 };
 
+// FILE:LINE:COL: severity: message [PHnnn] and its hint line.
+void write_diagnostic_text(const Diagnostic& d, std::ostream& out);
+
 void write_text_report(const ValidateRun& run, std::ostream& out);
 void write_json_report(const ValidateRun& run, std::ostream& out);
 void write_github_report(const ValidateRun& run, std::ostream& out);

@@ -62,12 +62,7 @@ int fail_usage(std::ostream& err, const std::string& message) {
 }
 
 void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
-  for (const Diagnostic& d : diagnostics) {
-    err << d.file;
-    if (d.line) err << ":" << d.line << ":" << d.column;
-    err << ": " << severity_name(d.severity) << ": " << d.message << " [" << code_name(d.code) << "]\n";
-    if (!d.hint.empty()) err << "    hint: " << d.hint << "\n";
-  }
+  for (const Diagnostic& d : diagnostics) write_diagnostic_text(d, err);
 }
 
 void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {

@@ -35,13 +35,14 @@ std::string github_escape(const std::string& s, bool property) {
 
 }  // namespace
 
+void write_diagnostic_text(const Diagnostic& d, std::ostream& out) {
+  out << position(d) << ": " << severity_name(d.severity) << ": " << d.message << " [" << code_name(d.code) << "]\n";
+  if (!d.hint.empty()) out << "    hint: " << d.hint << "\n";
+}
+
 void write_text_report(const ValidateRun& run, std::ostream& out) {
   for (const FileReport& r : run.reports) {
-    for (const Diagnostic& d : r.diagnostics) {
-      out << position(d) << ": " << severity_name(d.severity) << ": " << d.message << " [" << code_name(d.code)
-          << "]\n";
-      if (!d.hint.empty()) out << "    hint: " << d.hint << "\n";
-    }
+    for (const Diagnostic& d : r.diagnostics) write_diagnostic_text(d, out);
     out << r.file << ": ";
     if (!r.complete) {
       out << "NOT fully checked (a pi-hydrate limit was hit, see PH9xx)";

@@ -1,5 +1,7 @@
 #include "core/entry_scanner.h"
 
+#include "core/bounded_stream.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,30 +12,7 @@
 namespace pihydrate {
 namespace {
 
-// A bounds-checked input stream over one line. Peek() past the end yields
-// '\0', which RapidJSON treats as end of input; NUL bytes inside a line are
-// rejected before parsing, so the two cannot be confused.
-class LineStream {
- public:
-  using Ch = char;
-  LineStream(std::string_view bytes, std::size_t start)
-      : begin_(bytes.data()), cur_(begin_ + start), end_(begin_ + bytes.size()) {}
-  Ch Peek() const { return cur_ < end_ ? *cur_ : '\0'; }
-  Ch Take() { return cur_ < end_ ? *cur_++ : '\0'; }
-  std::size_t Tell() const { return static_cast<std::size_t>(cur_ - begin_); }
-  const char* data() const { return begin_; }
-  std::size_t size() const { return static_cast<std::size_t>(end_ - begin_); }
-  // Write side of the stream concept; never used by the Reader.
-  Ch* PutBegin() { return nullptr; }
-  void Put(Ch) {}
-  void Flush() {}
-  std::size_t PutEnd(Ch*) { return 0; }
-
- private:
-  const char* begin_;
-  const char* cur_;
-  const char* end_;
-};
+using LineStream = BoundedStream;
 
 enum class Frame : std::uint8_t { kRoot, kMessage, kUsage, kContent, kBlock, kIgnored };
 

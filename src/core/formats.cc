@@ -1,6 +1,7 @@
 #include "pihydrate/formats.h"
 
 #include <cctype>
+#include <cstdio>
 
 namespace pihydrate {
 
@@ -37,6 +38,34 @@ bool is_iso8601(std::string_view t) {
   }
   if (i < t.size() && t[i] == 'Z') return i + 1 == t.size();
   return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' && digits(i + 4, 2);
+}
+
+std::uint64_t stable_hash(std::string_view text, std::uint64_t seed) {
+  std::uint64_t h = seed;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string derived_session_id(std::string_view basis) {
+  std::uint64_t a = stable_hash(basis), b = stable_hash(std::string(basis) + "#session");
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-7%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+bool is_portable_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
 }
 
 std::string session_file_name(std::string_view timestamp, std::string_view session_id) {

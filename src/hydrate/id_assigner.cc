@@ -11,26 +11,10 @@
 #include <unordered_set>
 
 #include "hydrate/plan.h"
+#include "pihydrate/formats.h"
 
 namespace pihydrate {
 namespace {
-
-bool is_keepable_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 std::string hex8(std::uint64_t h) {
   h ^= h >> 29;  // fold the high bits in
@@ -49,7 +33,7 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
       PlannedEntry& p = plan.entries[i];
       if (p.node < 0) continue;
       const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
-      if (!e.id.is_string() || !is_keepable_id(e.id.text)) continue;
+      if (!e.id.is_string() || !is_portable_id(e.id.text)) continue;
       if (!used.insert(std::string(e.id.text)).second) continue;  // a duplicate: the first keeps it
       p.id = std::string(e.id.text);
       fresh[i] = 0;
@@ -58,7 +42,7 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     if (!fresh[i]) continue;
     for (std::uint64_t attempt = 0;; ++attempt) {
-      std::string id = hex8(fnv1a(std::to_string(i) + ":" + std::to_string(attempt), fnv1a(seed)));
+      std::string id = hex8(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), stable_hash(seed)));
       if (used.insert(id).second) {
         plan.entries[i].id = id;
         break;

@@ -10,6 +10,7 @@
 #include "core/json_spans.h"
 #include "hydrate/plan.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/formats.h"
 #include "pihydrate/validator.h"
 
 namespace pihydrate {
@@ -55,25 +56,6 @@ void add(HydrateReport& report, const SessionIndex& index, Code code, Severity s
   d.column = line ? 1 : 0;
   d.message = std::move(message);
   report.diagnostics.push_back(std::move(d));
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// A UUID-shaped id derived from the input when its own id cannot be kept.
-std::string derived_session_id(std::string_view basis) {
-  std::uint64_t a = fnv1a(basis), b = fnv1a(std::string(basis) + "#2");
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-7%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
-                static_cast<unsigned>(0x8000 | (b >> 48 & 0x3fff)), static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
 }
 
 // Warnings for what pi would drop or change while reading the input: the

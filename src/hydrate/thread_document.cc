@@ -1,5 +1,7 @@
 #include "hydrate/thread_document.h"
 
+#include "core/bounded_stream.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -26,25 +28,6 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
   std::size_t depth_ = 0;
 };
 
-// A bounds-checked stream (see core/entry_scanner.cc for why).
-class SpanStream {
- public:
-  using Ch = char;
-  explicit SpanStream(std::string_view s) : b_(s.data()), p_(s.data()), e_(s.data() + s.size()) {}
-  Ch Peek() const { return p_ < e_ ? *p_ : '\0'; }
-  Ch Take() { return p_ < e_ ? *p_++ : '\0'; }
-  std::size_t Tell() const { return static_cast<std::size_t>(p_ - b_); }
-  Ch* PutBegin() { return nullptr; }
-  void Put(Ch) {}
-  void Flush() {}
-  std::size_t PutEnd(Ch*) { return 0; }
-
- private:
-  const char* b_;
-  const char* p_;
-  const char* e_;
-};
-
 }  // namespace
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth) {
@@ -53,7 +36,7 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
     error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
     return false;
   }
-  SpanStream stream(text);
+  BoundedStream stream(text);
   DepthHandler handler(max_depth);
   rapidjson::Reader reader;
   rapidjson::ParseResult r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);

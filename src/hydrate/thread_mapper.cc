@@ -79,26 +79,6 @@ std::string normalize_space(const std::string& s) {
   return out;
 }
 
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// A UUIDv7-shaped session id derived from the thread id: stable per thread.
-std::string session_id_for_thread(std::string_view thread_id) {
-  std::uint64_t a = fnv1a(thread_id), b = fnv1a(std::string(thread_id) + "#session");
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-7%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
-                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
-}
-
 struct Envelope {
   std::size_t index = 0;  // position in the export
   JsonRef ref;
@@ -842,7 +822,7 @@ void Mapper::run() {
     }
   }
   const std::string thread_id = doc_.string_value(doc_.member(thread_, "id"));
-  out_.session_id = session_id_for_thread(thread_id);
+  out_.session_id = derived_session_id(thread_id);
   plan_echoes_and_user_replacements();
   plan_chunk_groups();
   emit_all();

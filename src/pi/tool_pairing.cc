@@ -5,18 +5,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "pihydrate/formats.h"
 #include "pihydrate/pi_view.h"
 
 namespace pihydrate {
 
-bool is_valid_tool_call_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
+bool is_valid_tool_call_id(std::string_view id) { return is_portable_id(id); }
 
 std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const PiView& view) {
   std::vector<PairingFinding> out;
