@@ -26,6 +26,9 @@ std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes);
 
 struct Line {
   std::string_view bytes;    // without the '\n' (a '\r' before it is kept)
+  // The same bytes, writable, with a '\0' right after them (where the '\n'
+  // was): in-place parsers may use the line as their buffer.
+  char* data = nullptr;
   std::uint64_t number = 0;  // 1-based physical line number
   std::uint64_t offset = 0;  // byte offset of the line's first byte
   std::uint64_t length = 0;  // true length in bytes, even when too_long

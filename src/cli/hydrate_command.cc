@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -342,8 +343,15 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     lines = make_fd_line_source(input_fd.fd, display);
   }
   OutputFile output(out_dir);
+  const bool verify = parsed.count("no-verify") == 0;
+  // The output is indexed for verification as it is written, on the other core.
+  std::optional<ConcurrentVerifier> verifier;
+  if (verify) verifier.emplace(output, "<output>", IndexOptions{});
+  LineSink& sink = verify ? static_cast<LineSink&>(*verifier) : static_cast<LineSink&>(output);
   HydrateReport report;
-  bool ok = hydrate_session(index, *lines, ho, output, report);
+  bool ok = hydrate_session(index, *lines, ho, sink, report);
+  SessionIndex written;
+  if (verifier) written = verifier->finish();
   if (is_thread) {
     // Point messages at the thread entries the converted lines came from.
     for (Diagnostic& d : report.diagnostics) {
@@ -367,17 +375,17 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     out_file = (fs::path(out_dir) / name).string();
     check_output_target(out_file, input, force);
   }
+  // The input's index is not needed any more: release it before validating.
+  index = SessionIndex();
+  lines.reset();
   if (ok) {
     output.finish();
-    if (!parsed.count("no-verify")) {
+    if (verify) {
       ValidateOptions vo;
       vo.pi_version = ho.pi_version;
       vo.check_cwd = !allow_missing_cwd;
-      Fd check;
-      check.fd = ::open(output.temp_path().c_str(), O_RDONLY | O_CLOEXEC);
-      if (check.fd < 0) throw IoError("cannot reopen " + output.temp_path() + ": " + std::strerror(errno));
-      auto check_source = make_fd_source(check.fd, output.temp_path());
-      FileReport verdict = validate_source(*check_source, to_stdout ? "<output>" : out_file, vo);
+      written.file = to_stdout ? "<output>" : out_file;
+      FileReport verdict = validate_index(written, vo);
       for (Diagnostic& d : verdict.diagnostics) {
         if (d.severity != Severity::kError) continue;
         d.message = "output failed verification: " + d.message;

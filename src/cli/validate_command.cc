@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
 #include <cerrno>
 #include <cstring>
 #include <ostream>
@@ -41,6 +44,7 @@ Examples:
   pi-hydrate validate session.jsonl
   pi-hydrate validate --level lint --linear tests/fixtures/
   pi-hydrate validate --format github sessions/    # GitHub Actions annotations
+  pi-hydrate validate -j 2 sessions/                # two files at a time, same output
   pi-hydrate validate --format json s.jsonl | jq '.files[0].loadable'
 )";
 
@@ -106,6 +110,7 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
       ("max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
       ("max-depth", "Deepest JSON nesting checked", cxxopts::value<std::size_t>()->default_value("512"))
       ("max-entries", "Most entries checked per file", cxxopts::value<std::size_t>()->default_value("50000000"))
+      ("j,jobs", "Validate up to N files at once (output order stays the argument order)", cxxopts::value<unsigned>()->default_value("1"))
       ("list-codes", "Print every diagnostic code and exit")
       ("h,help", "Print this help")
       ("files", "Session files", cxxopts::value<std::vector<std::string>>());
@@ -168,26 +173,48 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   ValidateRun run;
   run.pi_version = vo.pi_version;
   run.level = vo.level;
-  for (const Input& input : inputs) {
+  // Each file is validated on its own; with -j N, N at a time. Results land
+  // in their argument's slot, so the output order never depends on timing.
+  struct Slot {
+    std::optional<FileReport> report;
+    std::string error;
+  };
+  std::vector<Slot> slots(inputs.size());
+  auto validate_one = [&](std::size_t i) {
+    const Input& input = inputs[i];
     if (input.path == "-") {
       auto source = make_istream_source(in);
-      run.reports.push_back(validate_source(*source, "<stdin>", vo));
-      continue;
+      slots[i].report = validate_source(*source, "<stdin>", vo);
+      return;
     }
     int fd = ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      err << "pi-hydrate: error: cannot open " << input.path << ": " << std::strerror(errno) << "\n";
-      io_failed = true;
-      continue;
+      slots[i].error = "cannot open " + input.path + ": " + std::strerror(errno);
+      return;
     }
     try {
       auto source = make_fd_source(fd, input.path);
-      run.reports.push_back(validate_source(*source, input.path, vo));
+      slots[i].report = validate_source(*source, input.path, vo);
     } catch (const IoError& e) {
-      err << "pi-hydrate: error: " << e.what() << "\n";
-      io_failed = true;
+      slots[i].error = e.what();
     }
     ::close(fd);
+  };
+  const unsigned jobs = std::max(1u, std::min<unsigned>(parsed["jobs"].as<unsigned>(), 64));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < inputs.size(); i = next++) validate_one(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < jobs && t < inputs.size(); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (Slot& slot : slots) {
+    if (!slot.error.empty()) {
+      err << "pi-hydrate: error: " << slot.error << "\n";
+      io_failed = true;
+    }
+    if (slot.report) run.reports.push_back(std::move(*slot.report));
   }
 
   switch (format) {

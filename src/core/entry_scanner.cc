@@ -1,7 +1,5 @@
 #include "core/entry_scanner.h"
 
-#include "core/bounded_stream.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -11,8 +9,6 @@
 
 namespace pihydrate {
 namespace {
-
-using LineStream = BoundedStream;
 
 enum class Frame : std::uint8_t { kRoot, kMessage, kUsage, kContent, kBlock, kIgnored };
 
@@ -111,9 +107,9 @@ bool number_text_is_zero(std::string_view text) {
 
 class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
  public:
-  Handler(const LineStream& stream, Entry& entry, StringArena& arena, std::vector<ToolCallRef>& calls,
-          std::size_t max_depth)
-      : stream_(stream), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth) {
+  Handler(const char* line_begin, const char* line_end, Entry& entry, StringArena& arena,
+          std::vector<ToolCallRef>& calls, std::size_t max_depth)
+      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth) {
     frames_.reserve(16);
   }
 
@@ -121,11 +117,20 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   bool Null() { return scalar(JsonKind::kNull, {}); }
   bool Bool(bool b) { return scalar(b ? JsonKind::kTrue : JsonKind::kFalse, {}); }
+  // In-situ, RawNumber's text is not '\0'-terminated (Tencent/rapidjson#798):
+  // only `n` bytes are the number.
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kNumber, {s, n}); }
   bool String(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kString, {s, n}); }
 
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    key_end_ = stream_.Tell();
+    // The key's text sits where it was in the line (in-situ); its value
+    // starts after the ':' that follows. Only bytes inside the key's own
+    // quotes were rewritten, so the ':' is found by scanning forward.
+    const char* p = s + n;
+    while (p < end_ && *p != ':') ++p;
+    if (p < end_) ++p;
+    while (p < end_ && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
+    value_column_ = static_cast<std::uint32_t>(p - begin_) + 1;
     std::string_view k(s, n);
     switch (frames_.back()) {
       case Frame::kRoot: root_key_ = root_key(k); break;
@@ -143,12 +148,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool EndArray(rapidjson::SizeType) { return close(); }
 
  private:
-  std::uint32_t value_column() const {
-    const char* p = stream_.data();
-    std::size_t i = key_end_;
-    while (i < stream_.size() && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n' || p[i] == ':')) ++i;
-    return static_cast<std::uint32_t>(i + 1);
-  }
+  std::uint32_t value_column() const { return value_column_; }
 
   void set(Field& f, JsonKind kind, std::string_view text) {
     f.kind = kind;
@@ -304,14 +304,15 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
 
-  const LineStream& stream_;
+  const char* begin_;
+  const char* end_;
   Entry& e_;
   StringArena& arena_;
   std::vector<ToolCallRef>& calls_;
   std::size_t max_depth_;
   bool depth_exceeded_ = false;
   std::vector<Frame> frames_;
-  std::size_t key_end_ = 0;
+  std::uint32_t value_column_ = 1;
   RootKey root_key_ = RootKey::kOther;
   MessageKey message_key_ = MessageKey::kOther;
   BlockKey block_key_ = BlockKey::kOther;
@@ -353,7 +354,8 @@ bool is_js_blank(std::string_view bytes) {
   return true;
 }
 
-ScanStatus EntryScanner::scan(std::string_view bytes, std::size_t start, Entry& entry, BadLine& bad) {
+ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad) {
+  std::string_view bytes(data, size);
   // Fast path for the common case: a line that starts with '{' is not blank.
   if (bytes.size() <= start || (bytes[start] != '{' && is_js_blank(bytes.substr(start)))) return ScanStatus::kBlank;
 
@@ -364,16 +366,20 @@ ScanStatus EntryScanner::scan(std::string_view bytes, std::size_t start, Entry& 
     return ScanStatus::kBad;
   }
 
+  // In-situ SAX: strings are unescaped in place instead of copied, which is
+  // most of the time on lines full of tool output and base64 images. The
+  // line is the reader's buffer, '\0'-terminated; nobody reads it afterwards.
   entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
   entry.tool_calls_count = 0;
-  LineStream stream(bytes, start);
-  Handler handler(stream, entry, arena_, tool_calls_, max_depth_);
+  rapidjson::InsituStringStream stream(data + start);
+  Handler handler(data, data + size, entry, arena_, tool_calls_, max_depth_);
   rapidjson::Reader reader;
-  rapidjson::ParseResult result = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
+  rapidjson::ParseResult result =
+      reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
   if (result) return ScanStatus::kParsed;
 
   tool_calls_.resize(entry.tool_calls_begin);
-  std::size_t offset = result.Offset();
+  std::size_t offset = start + result.Offset();
   bad.column = offset + 1;
   if (handler.depth_exceeded()) {
     bad.problem = LineProblem::kTooDeep;

@@ -20,10 +20,11 @@ class EntryScanner {
   EntryScanner(StringArena& arena, std::vector<ToolCallRef>& tool_calls, std::size_t max_depth)
       : arena_(arena), tool_calls_(tool_calls), max_depth_(max_depth) {}
 
-  // Scans `bytes` (one line without '\n') from byte `start` on (past a BOM);
-  // columns stay relative to the line's first byte. On kParsed fills `entry`
-  // (whose line/offset/length the caller sets); on kBad fills `bad`.
-  ScanStatus scan(std::string_view bytes, std::size_t start, Entry& entry, BadLine& bad);
+  // Scans one line, `size` bytes at `data` with a '\0' at data[size], from
+  // byte `start` on (past a BOM); columns stay relative to the line's first
+  // byte. The line is parsed in place and left modified. On kParsed fills
+  // `entry` (whose line/offset/length the caller sets); on kBad fills `bad`.
+  ScanStatus scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad);
 
  private:
   StringArena& arena_;

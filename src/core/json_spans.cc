@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace pihydrate {
 
@@ -13,9 +14,18 @@ std::size_t skip_json_ws(std::string_view s, std::size_t pos) {
 namespace {
 
 std::size_t string_end(std::string_view s, std::size_t pos) {  // pos at '"'
-  for (std::size_t i = pos + 1; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
+  // memchr to each '"', then an even run of backslashes before it means the
+  // quote ends the string: long strings (tool output, base64) go at memchr speed.
+  const char* base = s.data();
+  std::size_t i = pos + 1;
+  while (i < s.size()) {
+    const void* q = std::memchr(base + i, '"', s.size() - i);
+    if (!q) return s.size();
+    std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - base);
+    std::size_t slashes = 0;
+    while (at - slashes > pos + 1 && base[at - slashes - 1] == '\\') ++slashes;
+    if (slashes % 2 == 0) return at + 1;
+    i = at + 1;
   }
   return s.size();
 }

@@ -68,7 +68,7 @@ std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes) {
 LineReader::LineReader(ByteSource& source, LineReaderOptions options)
     : source_(source), options_(options) {
   if (options_.read_chunk == 0) options_.read_chunk = 1;
-  buffer_.resize(options_.read_chunk);
+  buffer_.resize(options_.read_chunk + 1);
 }
 
 bool LineReader::fill() {
@@ -79,8 +79,9 @@ bool LineReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (buffer_.size() - end_ < options_.read_chunk) buffer_.resize(end_ + options_.read_chunk);
-  std::size_t n = source_.read(buffer_.data() + end_, buffer_.size() - end_);
+  // One spare byte past the data, so the last line can be '\0'-terminated too.
+  if (buffer_.size() - end_ < options_.read_chunk + 1) buffer_.resize(end_ + options_.read_chunk + 1);
+  std::size_t n = source_.read(buffer_.data() + end_, buffer_.size() - end_ - 1);
   if (n == 0) {
     eof_ = true;
     return false;
@@ -98,13 +99,16 @@ bool LineReader::next(Line& line) {
     if (nl != nullptr || (eof_ && available > 0) || available > options_.max_line_bytes) {
       if (nl == nullptr && available > options_.max_line_bytes) break;  // too long
       std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : available;
+      char* writable = buffer_.data() + begin_;
+      writable[len] = '\0';  // the '\n', or the spare byte after the last line
+      line.data = writable;
       line.bytes = std::string_view(start, len);
       line.number = ++line_number_;
       line.offset = consumed_;
       line.length = len;
       line.has_newline = nl != nullptr;
       line.too_long = len > options_.max_line_bytes;
-      if (line.too_long) line.bytes = std::string_view();
+      if (line.too_long) line.bytes = std::string_view(), line.data = nullptr;
       std::size_t step = len + (nl ? 1 : 0);
       begin_ += step;
       consumed_ += step;
@@ -142,6 +146,7 @@ bool LineReader::next(Line& line) {
     }
   }
   line.bytes = std::string_view();
+  line.data = nullptr;
   line.length = length;
   line.too_long = true;
   return true;

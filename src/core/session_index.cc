@@ -74,7 +74,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
 
     Entry entry;
     BadLine bad;
-    switch (scanner.scan(bytes, start, entry, bad)) {
+    switch (scanner.scan(line.data, line.bytes.size(), start, entry, bad)) {
       case ScanStatus::kBlank:
         ++index.blank_lines;
         break;

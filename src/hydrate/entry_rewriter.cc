@@ -164,6 +164,25 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
 
   const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
   std::string_view line = source_line;
+  auto finish = [](std::string out) {
+    // A CRLF file's '\r' stays behind the JSON; pi writes LF only.
+    while (!out.empty() && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
+    return out;
+  };
+  // Most entries need only their id and parentId values replaced: splice them
+  // at the columns the scanner recorded instead of walking the whole line
+  // (which can hold megabytes of tool output).
+  const bool edits_message = p.rename_hook_role || p.flatten ||
+                             (options.thinking == ThinkingPolicy::kDrop && e.role == Role::kAssistant);
+  const bool has_references = e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary ||
+                              e.type == EntryType::kLabel;
+  if (!edits_message && !has_references && e.id.present() && e.parent_id.present()) {
+    ByteEdits edits;
+    const std::size_t id_at = e.id.column - 1, parent_at = e.parent_id.column - 1;
+    edits.replace(id_at, json_value_end(line, id_at), id);
+    edits.replace(parent_at, json_value_end(line, parent_at), parent);
+    return finish(edits.apply(line));
+  }
   std::size_t ob = skip_json_ws(line, 0);
   auto members = object_members(line, ob);
   ByteEdits edits;
@@ -196,10 +215,7 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
   }
   if (const MemberSpan* message = find_member(members, "message"))
     edit_message(edits, line, *message, p, e, options);
-  std::string out = edits.apply(line);
-  // A CRLF file's '\r' stays behind the JSON; pi writes LF only.
-  while (!out.empty() && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
-  return out;
+  return finish(edits.apply(line));
 }
 
 }  // namespace pihydrate

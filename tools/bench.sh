@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Benchmarks pi-hydrate on generated sessions and thread exports, next to
+# `cat` and pi 0.78's own loader, and prints one table: wall, peak RSS, MB/s,
+# and the ratios to cat and to pi. Figures come from /usr/bin/time on whole
+# processes, with the input in the page cache (each job runs once to warm up).
+#
+#   tools/bench.sh [SIZE] [SEED]        default 256M, seed 1; files go to build/bench/
+#   PI_DEST=build/pi tools/bench.sh     where tests/conformance/install_pi.sh put pi
+#                                       (skipped, with a note, when missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=${1:-256M}
+seed=${2:-1}
+bin=${PI_HYDRATE:-build/pi-hydrate}
+pi_dest=${PI_DEST:-build/pi}
+dir=build/bench
+mkdir -p "$dir"
+session="$dir/session-$size-$seed.jsonl"
+thread="$dir/thread-$size-$seed.json"
+[ -f "$session" ] || python3 tools/gen_corpus.py --kind session --size "$size" --seed "$seed" -o "$session"
+[ -f "$thread" ] || python3 tools/gen_corpus.py --kind thread --size "$size" --seed "$seed" -o "$thread"
+[ -x "$bin" ] || { echo "bench.sh: build $bin first (cmake --build build)" >&2; exit 2; }
+
+bytes=$(stat -L -c %s "$session")
+entries=$(wc -l < "$session")
+run() {  # run NAME INPUT CMD... -> "name wall_s rss_kb"
+  local name=$1 input=$2; shift 2
+  cat "$input" > /dev/null
+  "$@" > /dev/null 2>&1 || true  # warm-up
+  local out
+  /usr/bin/time -o "$dir/time.txt" -f "%e %M" "$@" > /dev/null 2>&1 || true
+  out=$(tail -1 "$dir/time.txt")
+  echo "$name|$(stat -L -c %s "$input")|${out% *}|${out#* }"
+}
+
+rows=()
+rows+=("$(run cat "$session" cat "$session")")
+rows+=("$(run validate "$session" "$bin" validate "$session")")
+rows+=("$(run 'hydrate --session' "$session" "$bin" --session "$session" --cwd /tmp -o "$dir/out-session.jsonl" --force)")
+rows+=("$(run 'hydrate --thread' "$thread" "$bin" --thread "$thread" --cwd /tmp -o "$dir/out-thread.jsonl" --force)")
+if [ -x "$pi_dest/node/bin/node" ]; then
+  rows+=("$(run 'pi 0.78 load' "$session" "$pi_dest/node/bin/node" tests/conformance/pi_load.mjs --pi "$pi_dest/pi-0.78.0" --cwd /tmp --timeout 300 "$session")")
+else
+  echo "bench.sh: no pi in $pi_dest (run tests/conformance/install_pi.sh $pi_dest); the pi column is empty" >&2
+fi
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "input: $session ($((bytes / 1048576)) MiB, $entries lines), seed $seed"
+printf '%-20s %9s %10s %9s %9s %9s\n' job wall_s peak_MiB MB/s x_cat x_pi
+field() { echo "$1" | cut -d'|' -f"$2"; }
+cat_s=$(field "${rows[0]}" 3)
+pi_s=""
+for r in "${rows[@]}"; do [[ $r == "pi 0.78 load|"* ]] && pi_s=$(field "$r" 3); done
+for r in "${rows[@]}"; do
+  awk -v n="$(field "$r" 1)" -v b="$(field "$r" 2)" -v w="$(field "$r" 3)" -v r="$(field "$r" 4)" \
+      -v c="$cat_s" -v p="$pi_s" 'BEGIN {
+    mbs = (w > 0) ? b / 1e6 / w : 0
+    xc = (c > 0) ? w / c : 0
+    xp = (p != "" && w > 0) ? sprintf("%.1f", p / w) : "-"
+    printf "%-20s %9.2f %10.1f %9.0f %9.1f %9s\n", n, w, r / 1024, mbs, xc, xp
+  }'
+done
+echo "x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Generates a realistic pi session (v3 JSONL) or the equivalent thread export, of a chosen size.
+
+  tools/gen_corpus.py --kind session|thread --size 256M --seed 1 -o FILE
+
+The same size and seed always give the same bytes. The mix (docs/performance.md):
+  - user turns, a few sentences each;
+  - assistants with a thinking block, text and 1-3 tool calls (read, bash, edit, grep);
+  - tool results with code-like text: quotes, backslashes, tabs, unicode; 5% of them isError;
+  - about one tool result in 60 carries a base64 PNG-like image of 20-300 KB;
+  - branches (every ~40 turns a user goes back two entries and the old branch is abandoned),
+    a compaction every ~400 entries, labels, custom entries and a session_info.
+The thread export mirrors the same conversation: chat user turns, pi.chunk deltas for each
+assistant, pi.assistant, pi.tool_result, chat echoes, pi.compaction; it has no branches.
+"""
+import argparse
+import base64
+import json
+import random
+
+WORDS = ("the of and to in is that for it as with was on be at by this had not are but from or have an they "
+         "which one you were all her she there would their we him been has when who will more no if out so said what "
+         "up its about into than them can only other new some could time these two may then do first any my now "
+         "such like our over man me even most made after also did many before must through back years where much "
+         "your way well down should because each just those people how too little state good very make world still "
+         "own see men work long get here between both life being under never day same another know while last").split()
+CODE = [
+    'export function parse(input: string): Node[] {\n\tconst out: Node[] = [];\n\tfor (const line of input.split("\\n")) {\n',
+    '\tif (line.startsWith("#")) continue; // comments\n\tout.push({ kind: "line", text: line.replace(/\\s+$/, "") });\n',
+    'def load(path):\n    with open(path, "r", encoding="utf-8") as f:\n        return [json.loads(l) for l in f if l.strip()]\n',
+    'SELECT id, name FROM users WHERE email LIKE \'%@example.com\' ORDER BY id;\n',
+    '  "path": "C:\\\\Users\\\\dev\\\\proj",\t"ok": true, "ratio": 0.1, "eps": 1e-7\n',
+    'error: expected `;` after expression — café — 数据 — 🙂 — Ünïcödé\n',
+    '    at Object.<anonymous> (/repo/src/index.ts:42:17)\n    at Module._compile (node:internal/modules/cjs/loader:1105:14)\n',
+]
+TOOLS = ["read", "bash", "edit", "grep", "write"]
+
+
+def sentence(rng, n):
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def code_text(rng, lines):
+    return "".join(rng.choice(CODE) for _ in range(lines))
+
+
+def usage(rng):
+    i, o = rng.randint(500, 90000), rng.randint(20, 4000)
+    return {"input": i, "output": o, "cacheRead": rng.randint(0, i), "cacheWrite": 0, "totalTokens": i + o,
+            "cost": {"input": round(i * 3e-6, 6), "output": round(o * 1.5e-5, 6), "cacheRead": 0, "cacheWrite": 0,
+                     "total": round(i * 3e-6 + o * 1.5e-5, 6)}}
+
+
+class Conversation:
+    """Yields (kind, payload) events in conversation order; both writers consume them."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.ms = 1795000000000
+        self.call = 0
+
+    def tick(self, lo=200, hi=20000):
+        self.ms += self.rng.randint(lo, hi)
+        return self.ms
+
+    def turn(self):
+        rng = self.rng
+        yield "user", {"role": "user", "content": [{"type": "text", "text": " ".join(sentence(rng, rng.randint(6, 30)) for _ in range(rng.randint(1, 4)))}], "timestamp": self.tick()}
+        for _step in range(rng.randint(1, 4)):
+            calls = []
+            for _ in range(rng.randint(1, 3)):
+                self.call += 1
+                tool = rng.choice(TOOLS)
+                args = {"path": f"src/mod{rng.randint(0, 99)}/file{rng.randint(0, 999)}.ts"} if tool != "bash" else {"command": f"npm test -- --grep 'case {rng.randint(0, 999)}'"}
+                calls.append({"type": "toolCall", "id": f"toolu_{self.call:08d}{rng.randint(0, 1 << 30):08x}", "name": tool, "arguments": args})
+            content = [{"type": "thinking", "thinking": sentence(rng, rng.randint(20, 120)), "thinkingSignature": "sig" + str(rng.randint(0, 1 << 40))},
+                       {"type": "text", "text": sentence(rng, rng.randint(5, 40))}] + calls
+            yield "assistant", {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+                                "model": "claude-sonnet-4-5", "usage": usage(rng), "stopReason": "toolUse", "timestamp": self.tick()}
+            for c in calls:
+                blocks = [{"type": "text", "text": code_text(rng, rng.randint(4, 120))}]
+                if rng.random() < 1 / 60:
+                    size = rng.randint(20_000, 300_000)
+                    blocks.append({"type": "image", "mimeType": "image/png", "data": base64.b64encode(rng.randbytes(size * 3 // 4)).decode()})
+                yield "toolResult", {"role": "toolResult", "toolCallId": c["id"], "toolName": c["name"], "content": blocks,
+                                     "isError": rng.random() < 0.05, "timestamp": self.tick(50, 3000)}
+        yield "assistant", {"role": "assistant", "content": [{"type": "text", "text": " ".join(sentence(rng, rng.randint(8, 40)) for _ in range(rng.randint(1, 5)))}],
+                            "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                            "usage": usage(rng), "stopReason": "stop", "timestamp": self.tick()}
+
+
+def iso(ms):
+    import datetime
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def dumps(obj):
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_session(out, target, rng):
+    conv = Conversation(rng)
+    out.write(dumps({"type": "session", "version": 3, "id": "019b0000-0000-7000-8000-%012x" % rng.randint(0, 1 << 48),
+                     "timestamp": iso(conv.ms), "cwd": "/tmp"}) + "\n")
+    written, n, ids = 0, 0, []
+    parent = None
+
+    def entry(kind, **fields):
+        nonlocal written, n, parent
+        n += 1
+        eid = "%08x" % rng.getrandbits(32)
+        line = dumps({"type": kind, "id": eid, "parentId": parent, "timestamp": iso(conv.ms), **fields}) + "\n"
+        out.write(line)
+        written += len(line.encode())
+        ids.append(eid)
+        parent = eid
+        return eid
+
+    entry("model_change", provider="anthropic", modelId="claude-sonnet-4-5")
+    entry("thinking_level_change", thinkingLevel="medium")
+    turns = 0
+    while written < target:
+        turns += 1
+        if turns % 40 == 0 and len(ids) > 4:
+            parent = ids[-3]  # go back: the last two entries become an abandoned branch
+        if turns % 25 == 0:
+            entry("label", targetId=ids[-1], label=f"checkpoint-{turns}")
+        if turns % 30 == 0:
+            entry("custom", customType="ext.state", data={"turn": turns, "flags": [1, 2, 3]})
+        if n > 0 and turns % 150 == 0:
+            kept = ids[max(0, len(ids) - 20)]
+            entry("compaction", summary=" ".join(sentence(rng, 30) for _ in range(10)), firstKeptEntryId=kept, tokensBefore=rng.randint(100000, 180000))
+        for _kind, message in conv.turn():
+            entry("message", message=message)
+    entry("session_info", name="Generated session (seed %d)" % rng.seed_value)
+
+
+def write_thread(out, target, rng):
+    conv = Conversation(rng)
+    tid = "thr_%08x" % rng.getrandbits(32)
+    out.write('{"format":"thread-export","version":1,"thread":' + dumps(
+        {"id": tid, "title": "Generated thread", "createdAt": iso(conv.ms), "cwd": "/sandbox/repo",
+         "model": {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}, "thinkingLevel": "medium"}) + ',"entries":[\n')
+    written, idx, first, msg = 0, 0, True, 0
+
+    def env(obj):
+        nonlocal written, first
+        line = ("" if first else ",\n") + dumps(obj)
+        first = False
+        out.write(line)
+        written += len(line.encode())
+
+    turns = 0
+    while written < target:
+        turns += 1
+        for kind, message in conv.turn():
+            if kind == "user":
+                msg += 1
+                env({"id": f"msg_{msg}", "kind": "chat", "role": "user", "ts": iso(message["timestamp"]), "text": message["content"][0]["text"]})
+            elif kind == "assistant":
+                text = message["content"][1]["text"] if len(message["content"]) > 1 else message["content"][0]["text"]
+                for k in range(0, min(len(text), 60), 20):
+                    env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.chunk", "ts": message["timestamp"], "data": {"streamKey": message["timestamp"], "event": {"type": "text_delta", "contentIndex": 0, "delta": text[k:k + 20]}}})
+                    idx += 1
+                env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.assistant", "ts": iso(message["timestamp"]), "data": {"message": message}})
+                idx += 1
+                if message["stopReason"] == "stop" and rng.random() < 0.5:
+                    msg += 1
+                    env({"id": f"msg_{msg}", "kind": "chat", "role": "assistant", "ts": iso(message["timestamp"]), "text": message["content"][0]["text"], "piRef": f"{tid}:pi:idx:{idx - 1}"})
+            else:
+                env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.tool_result", "ts": iso(message["timestamp"]), "data": {"message": message}})
+                idx += 1
+        if turns % 150 == 0:
+            env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.compaction", "data": {"reason": "threshold", "aborted": False,
+                 "firstKeptRef": f"msg_{msg}", "result": {"summary": " ".join(sentence(rng, 30) for _ in range(10)), "tokensBefore": 150000}}})
+            idx += 1
+    out.write("\n]}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kind", choices=["session", "thread"], default="session")
+    ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args()
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    size = int(a.size[:-1]) * mult[a.size[-1].upper()] if a.size[-1].upper() in mult else int(a.size)
+    rng = random.Random(a.seed)
+    rng.seed_value = a.seed
+    with open(a.output, "w", encoding="utf-8", newline="\n") as out:
+        (write_session if a.kind == "session" else write_thread)(out, size, rng)
+
+
+if __name__ == "__main__":
+    main()
