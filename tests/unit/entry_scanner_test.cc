@@ -10,9 +10,12 @@ class ScannerTest : public ::testing::Test {
   ScanStatus scan(std::string_view line, std::size_t start = 0) {
     entry = Entry();
     bad = BadLine();
+    buffer.assign(line.begin(), line.end());
+    buffer.push_back('\0');  // the scanner parses in place and needs the terminator
     EntryScanner scanner(arena, calls, 16);
-    return scanner.scan(line, start, entry, bad);
+    return scanner.scan(buffer.data(), line.size(), start, entry, bad);
   }
+  std::vector<char> buffer;
   StringArena arena;
   std::vector<ToolCallRef> calls;
   Entry entry;
