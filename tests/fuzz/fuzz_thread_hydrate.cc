@@ -1,0 +1,25 @@
+// Thread export conversion and hydration on arbitrary bytes.
+#include <string>
+
+#include "fuzz_common.h"
+#include "pihydrate/thread_export.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace pihydrate;
+  if (size == 0) return 0;
+  ThreadOptions to;
+  to.partial = static_cast<PartialPolicy>(data[0] % 3);
+  to.trailer = (data[0] & 4) != 0;
+  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  ConvertedThread thread = convert_thread_export(bytes, "fuzz", to);
+  if (!thread.ok()) return 0;
+  HydrateOptions o = fuzz::options_from(data[0]);
+  o.session_id = thread.session_id;
+  auto source = make_memory_source(thread.session);
+  SessionIndex index = build_session_index(*source, "fuzz", o.index);
+  auto lines = make_memory_line_source(thread.session);
+  fuzz::CountingSink sink;
+  HydrateReport report;
+  hydrate_session(index, *lines, o, sink, report);
+  return 0;
+}
