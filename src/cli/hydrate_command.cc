@@ -148,6 +148,8 @@ int spool_stdin(std::istream& in) {
 
 std::string read_all(int fd, const std::string& name) {
   std::string bytes;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size) + 1);
   std::vector<char> chunk(1 << 20);
   for (;;) {
     ssize_t n = ::read(fd, chunk.data(), chunk.size());

@@ -122,6 +122,16 @@ JsonRef ThreadDocument::member(JsonRef object, std::string_view key) const {
   return {m->value_begin, m->value_end};
 }
 
+std::vector<MemberSpan> ThreadDocument::members(JsonRef object) const {
+  if (kind(object) != RefKind::kObject) return {};
+  return object_members(bytes_, object.begin);
+}
+
+JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string_view key) {
+  const MemberSpan* m = find_member(members, key);
+  return m ? JsonRef{m->value_begin, m->value_end} : JsonRef{};
+}
+
 std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;

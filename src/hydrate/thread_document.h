@@ -34,6 +34,9 @@ class ThreadDocument {
 
   RefKind kind(JsonRef ref) const;
   JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
+  // An object's members, read once, for several lookups without rescanning.
+  std::vector<MemberSpan> members(JsonRef object) const;
+  static JsonRef find(const std::vector<MemberSpan>& members, std::string_view key);
   std::vector<JsonRef> elements(JsonRef array) const;
   std::string string_value(JsonRef ref) const;                 // unescaped
   std::string_view raw(JsonRef ref) const { return bytes_.substr(ref.begin, ref.end - ref.begin); }

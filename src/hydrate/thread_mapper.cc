@@ -92,7 +92,6 @@ struct Envelope {
 };
 
 struct Item {
-  std::string line;
   std::size_t env = 0;        // envelope that produced it
   bool is_user_turn = false;  // a chat user (or its pi.user) turn
   std::string tool_result_for;           // toolResult: its toolCallId
@@ -206,7 +205,8 @@ bool Mapper::read_envelopes() {
       error(e.path, e.ref.begin, "expected an object");
       continue;
     }
-    JsonRef id = doc_.member(e.ref, "id");
+    const auto em = doc_.members(e.ref);  // read the envelope once
+    JsonRef id = ThreadDocument::find(em, "id");
     if (doc_.kind(id) != RefKind::kString || doc_.string_value(id).empty()) {
       error(e.path + ".id", id.valid() ? id.begin : e.ref.begin, id.valid() ? "expected a non-empty string" : "missing");
       continue;
@@ -218,15 +218,15 @@ bool Mapper::read_envelopes() {
       continue;
     }
     seen[e.id] = i;
-    JsonRef kind = doc_.member(e.ref, "kind");
+    JsonRef kind = ThreadDocument::find(em, "kind");
     if (doc_.kind(kind) != RefKind::kString) {
       error(e.path + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
       continue;
     }
     e.kind = doc_.string_value(kind);
     if (e.kind == "pi.tool-result") e.kind = "pi.tool_result";
-    e.ts = doc_.member(e.ref, "ts");
-    JsonRef seq = doc_.member(e.ref, "seq");
+    e.ts = ThreadDocument::find(em, "ts");
+    JsonRef seq = ThreadDocument::find(em, "seq");
     if (seq.valid()) {
       if (doc_.kind(seq) != RefKind::kNumber || !is_integer_text(doc_.raw(seq))) {
         error(e.path + ".seq", seq.begin, "expected an integer");
@@ -237,9 +237,9 @@ bool Mapper::read_envelopes() {
     } else {
       e.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
     }
-    e.payload = doc_.member(e.ref, "data");
-    if (!e.payload.valid()) e.payload = doc_.member(e.ref, "payload");
-    const std::string payload_path = e.path + "." + (doc_.member(e.ref, "data").valid() ? "data" : "payload");
+    e.payload = ThreadDocument::find(em, "data");
+    if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
+    const std::string payload_path = e.path + "." + (ThreadDocument::find(em, "data").valid() ? "data" : "payload");
     if (e.kind == "pi.assistant" || e.kind == "pi.tool_result" || e.kind == "pi.user") {
       if (doc_.kind(e.payload) != RefKind::kObject) {
         error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
@@ -247,28 +247,29 @@ bool Mapper::read_envelopes() {
         continue;
       }
       // A payload whose role is set is itself the message.
-      e.message = doc_.member(e.payload, "role").valid() ? e.payload : doc_.member(e.payload, "message");
+      const auto pm = doc_.members(e.payload);
+      e.message = ThreadDocument::find(pm, "role").valid() ? e.payload : ThreadDocument::find(pm, "message");
       if (doc_.kind(e.message) != RefKind::kObject) {
         error(payload_path + ".message", e.message.valid() ? e.message.begin : e.payload.begin,
               e.message.valid() ? "expected an object" : "missing");
         continue;
       }
       const char* want = e.kind == "pi.assistant" ? "assistant" : e.kind == "pi.tool_result" ? "toolResult" : "user";
-      std::string role = doc_.string_value(doc_.member(e.message, "role"));
+      const JsonRef role_ref = ThreadDocument::find(e.message.begin == e.payload.begin ? pm : doc_.members(e.message), "role");
+      std::string role = doc_.string_value(role_ref);
       if (role != want) {
-        JsonRef role_ref = doc_.member(e.message, "role");
         error(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
               "expected \"" + std::string(want) + "\" for a " + e.kind + " entry, found " +
                   (role.empty() ? std::string("none") : quote_for_message(role)));
         continue;
       }
     } else if (e.kind == "chat") {
-      std::string role = doc_.string_value(doc_.member(e.ref, "role"));
+      std::string role = doc_.string_value(ThreadDocument::find(em, "role"));
       if (role != "user" && role != "assistant" && role != "system") {
         error(e.path + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
         continue;
       }
-      if (doc_.kind(doc_.member(e.ref, "text")) != RefKind::kString) {
+      if (doc_.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
         error(e.path + ".text", e.ref.begin, "missing (a chat entry needs its text)");
         continue;
       }
@@ -325,9 +326,12 @@ void Mapper::plan_echoes_and_user_replacements() {
   replaced_by_.assign(n, -1);
   std::unordered_map<std::string, std::size_t> pos_of_id;
   for (std::size_t i = 0; i < n; ++i) pos_of_id[envs_[i].id] = i;
-  auto chat_role = [&](std::size_t i) {
-    return envs_[i].kind == "chat" ? doc_.string_value(doc_.member(envs_[i].ref, "role")) : std::string();
-  };
+  // Each envelope's chat role, read once: the turn scans below look at many
+  // envelopes per chat turn, and reading a member walks the whole entry.
+  std::vector<std::string> roles(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (envs_[i].kind == "chat") roles[i] = doc_.string_value(doc_.member(envs_[i].ref, "role"));
+  auto chat_role = [&](std::size_t i) -> const std::string& { return roles[i]; };
   for (std::size_t i = 0; i < n; ++i) {
     if (envs_[i].kind != "pi.user") continue;
     std::int64_t target = -1;
@@ -350,6 +354,10 @@ void Mapper::plan_echoes_and_user_replacements() {
       out_.repairs["chat-user-replaced-by-pi-user"]++;
     }
   }
+  // Turn boundaries, in two linear passes.
+  std::vector<std::size_t> turn_start(n), turn_end(n);
+  for (std::size_t i = 0; i < n; ++i) turn_start[i] = (i > 0 && chat_role(i - 1) != "user") ? turn_start[i - 1] : i;
+  for (std::size_t i = n; i-- > 0;) turn_end[i] = (i + 1 < n && chat_role(i + 1) != "user") ? turn_end[i + 1] : i;
   for (std::size_t i = 0; i < n; ++i) {
     if (chat_role(i) != "assistant") continue;
     std::string ref = doc_.string_value(doc_.member(envs_[i].ref, "piRef"));
@@ -362,9 +370,7 @@ void Mapper::plan_echoes_and_user_replacements() {
       }
     }
     // The same turn: between the chat user turns around it.
-    std::size_t lo = i, hi = i;
-    while (lo > 0 && chat_role(lo - 1) != "user") --lo;
-    while (hi + 1 < n && chat_role(hi + 1) != "user") ++hi;
+    const std::size_t lo = turn_start[i], hi = turn_end[i];
     std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref, "text")));
     for (std::size_t j = lo; j <= hi; ++j) {
       if (envs_[j].kind != "pi.assistant") continue;
@@ -678,12 +684,22 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
          ",\"timestamp\":" + ms + "}}";
 }
 
+// Appends one converted line to the session text (a pretty-printed export
+// must still give one line per entry) and remembers where it came from.
 void Mapper::push(std::size_t env, std::string line) {
+  if (out_.session.empty()) out_.session.reserve(doc_.bytes().size() + 4096);
+  out_.session += compact_json(line);
+  out_.session += '\n';
   Item item;
-  item.line = compact_json(line);  // a pretty-printed export must still give one line per entry
   item.env = env;
   items_.push_back(std::move(item));
   item_of_env_[env] = static_cast<std::int64_t>(items_.size() - 1);
+  const Envelope& e = envs_[env];
+  ThreadOrigin o;
+  o.path = e.path;
+  o.envelope_id = e.id;
+  doc_.position(e.ref.begin, o.line, o.column);
+  out_.origins.push_back(std::move(o));
 }
 
 // R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
@@ -850,20 +866,11 @@ void Mapper::run() {
                              std::string(doc_.raw(level)) + "}", thread_origin});
   }
 
-  // A v1-shaped session: no version, no ids. hydrate_session chains it.
-  out_.session = "{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
-                 json_quote(out_.timestamp) + ",\"cwd\":\"/\"}\n";
-  out_.origins.push_back(thread_origin);
-  for (const Item& item : items_) {
-    out_.session += item.line;
-    out_.session += '\n';
-    const Envelope& e = envs_[item.env];
-    ThreadOrigin o;
-    o.path = e.path;
-    o.envelope_id = e.id;
-    doc_.position(e.ref.begin, o.line, o.column);
-    out_.origins.push_back(std::move(o));
-  }
+  // A v1-shaped session: no version, no ids; hydrate_session chains it. The
+  // header goes in front of the lines pushed so far.
+  out_.session.insert(0, "{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
+                             json_quote(out_.timestamp) + ",\"cwd\":\"/\"}\n");
+  out_.origins.insert(out_.origins.begin(), thread_origin);
   for (auto& [line, origin] : trailer) {
     out_.session += compact_json(line);
     out_.session += '\n';
