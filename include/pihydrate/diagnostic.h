@@ -75,6 +75,7 @@ enum class Code : std::uint16_t {
   kLineTooLong = 901,
   kNestingTooDeep = 902,
   kTooManyEntries = 903,
+  kInputChanged = 904,
 };
 
 enum class Severity : std::uint8_t { kError, kWarning };

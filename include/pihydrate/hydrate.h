@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,7 @@ class ConcurrentVerifier final : public LineSink {
   std::unique_ptr<Queue> queue_;
   std::string batch_;
   SessionIndex result_;
+  std::exception_ptr error_;
   std::thread worker_;
 };
 

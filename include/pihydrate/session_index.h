@@ -137,7 +137,8 @@ class StringArena {
   std::string_view add(std::string_view text);
 
  private:
-  std::deque<std::string> blocks_;
+  std::deque<std::string> blocks_;  // 64 KiB blocks for small strings, never reallocated
+  std::deque<std::string> large_;   // one string each for anything bigger
   std::size_t used_in_last_ = 0;
 };
 

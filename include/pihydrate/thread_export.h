@@ -42,7 +42,9 @@ struct ConvertedThread {
 };
 
 // Converts the bytes of a thread export (JSON document or JSONL variant).
-// `file` names the input in diagnostics.
-ConvertedThread convert_thread_export(std::string_view bytes, const std::string& file, const ThreadOptions& options);
+// `file` names the input in diagnostics. `bytes` is edited in place: an
+// escaped lone UTF-16 surrogate, which JSON.parse accepts and RapidJSON does
+// not, becomes \uFFFD (same length) before parsing.
+ConvertedThread convert_thread_export(std::string& bytes, const std::string& file, const ThreadOptions& options);
 
 }  // namespace pihydrate

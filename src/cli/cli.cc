@@ -73,6 +73,11 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
   } catch (const IoError& e) {
     err << "pi-hydrate: error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const std::exception& e) {
+    // A bug or an exhausted resource: say so plainly; the output file, if
+    // any, was removed as the stack unwound.
+    err << "pi-hydrate: internal error: " << e.what() << "\n";
+    return kExitUsage;
   }
   err << "pi-hydrate: error: unknown command '" << args[0] << "'";
   for (const Command& c : kCommands) {

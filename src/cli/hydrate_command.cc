@@ -130,6 +130,13 @@ int spool_stdin(std::istream& in) {
   int fd = ::mkstemp(path);
   if (fd < 0) throw IoError(std::string("cannot spool standard input: ") + std::strerror(errno));
   ::unlink(path);
+  struct Closer {
+    int& fd;
+    bool armed = true;
+    ~Closer() {
+      if (armed) ::close(fd);
+    }
+  } closer{fd};
   std::vector<char> chunk(1 << 20);
   while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
     const char* p = chunk.data();
@@ -143,6 +150,7 @@ int spool_stdin(std::istream& in) {
     }
   }
   if (::lseek(fd, 0, SEEK_SET) < 0) throw IoError(std::string("cannot rewind spooled input: ") + std::strerror(errno));
+  closer.armed = false;
   return fd;
 }
 
@@ -344,6 +352,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     index = build_session_index(*source, display, ho.index);
     lines = make_fd_line_source(input_fd.fd, display);
   }
+  // Pass 2 copies lines by the offsets of pass 1: the file must not change
+  // in between (pi itself rewrites v1/v2 files when it loads them).
+  struct stat before {};
+  const bool check_unchanged = !is_thread && input != "-" && ::fstat(input_fd.fd, &before) == 0;
   OutputFile output(out_dir);
   const bool verify = parsed.count("no-verify") == 0;
   // The output is indexed for verification as it is written, on the other core.
@@ -354,6 +366,19 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   bool ok = hydrate_session(index, *lines, ho, sink, report);
   SessionIndex written;
   if (verifier) written = verifier->finish();
+  struct stat after {};
+  if (ok && check_unchanged && ::fstat(input_fd.fd, &after) == 0 &&
+      (after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
+    Diagnostic d;
+    d.code = Code::kInputChanged;
+    d.severity = Severity::kError;
+    d.level = Level::kLoad;
+    d.file = display;
+    d.message = "the input changed while it was being read; nothing written (run again)";
+    report.diagnostics.push_back(std::move(d));
+    ok = false;
+  }
   if (is_thread) {
     // Point messages at the thread entries the converted lines came from.
     for (Diagnostic& d : report.diagnostics) {

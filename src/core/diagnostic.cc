@@ -76,6 +76,7 @@ const std::vector<CodeInfo>& all_codes() {
       {Code::kLineTooLong, Level::kLoad, "line-too-long", "a line is longer than --max-line-bytes; not checked"},
       {Code::kNestingTooDeep, Level::kLoad, "nesting-too-deep", "a line nests deeper than --max-depth; not checked"},
       {Code::kTooManyEntries, Level::kLoad, "too-many-entries", "more entries than --max-entries; not checked"},
+      {Code::kInputChanged, Level::kLoad, "input-changed", "the input changed while pi-hydrate read it; nothing written"},
   };
   return codes;
 }

@@ -1,5 +1,7 @@
 #include "core/entry_scanner.h"
 
+#include "core/json_spans.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -369,6 +371,7 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
   // In-situ SAX: strings are unescaped in place instead of copied, which is
   // most of the time on lines full of tool output and base64 images. The
   // line is the reader's buffer, '\0'-terminated; nobody reads it afterwards.
+  neutralize_lone_surrogates(data + start, size - start);
   entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
   entry.tool_calls_count = 0;
   rapidjson::InsituStringStream stream(data + start);

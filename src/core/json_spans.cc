@@ -105,13 +105,16 @@ std::string json_string_value(std::string_view s, std::size_t pos) {
       case 'u': {
         std::uint32_t cp = hex4(s, i + 1);
         i += 4;
+        bool paired = false;
         if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < end + 1 && s[i + 1] == '\\' && s[i + 2] == 'u') {
           std::uint32_t lo = hex4(s, i + 3);
           if (lo >= 0xDC00 && lo <= 0xDFFF) {
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             i += 6;
+            paired = true;
           }
         }
+        if (!paired && cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // a lone surrogate has no UTF-8
         append_utf8(out, cp);
         break;
       }
@@ -148,6 +151,52 @@ std::string json_quote(std::string_view text) {
   return out;
 }
 
+namespace {
+bool hex4_at(const char* d, std::size_t size, std::size_t pos, std::uint32_t& value) {
+  if (pos + 4 > size) return false;
+  value = 0;
+  for (std::size_t i = pos; i < pos + 4; ++i) {
+    char c = d[i];
+    value <<= 4;
+    if (c >= '0' && c <= '9') value |= static_cast<std::uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') value |= static_cast<std::uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') value |= static_cast<std::uint32_t>(c - 'A' + 10);
+    else return false;
+  }
+  return true;
+}
+}  // namespace
+
+void neutralize_lone_surrogates(char* d, std::size_t size) {
+  const char* p = static_cast<const char*>(std::memchr(d, '\\', size));
+  std::size_t i = p ? static_cast<std::size_t>(p - d) : size;
+  while (i + 1 < size) {
+    if (d[i] != '\\') {
+      const void* next = std::memchr(d + i, '\\', size - i);
+      if (!next) return;
+      i = static_cast<std::size_t>(static_cast<const char*>(next) - d);
+      continue;
+    }
+    std::uint32_t cp = 0;
+    if (d[i + 1] != 'u' || !hex4_at(d, size, i + 2, cp)) {
+      i += 2;  // any other escape, including "\\"
+      continue;
+    }
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      std::uint32_t low = 0;
+      if (i + 11 < size && d[i + 6] == '\\' && d[i + 7] == 'u' && hex4_at(d, size, i + 8, low) && low >= 0xDC00 &&
+          low <= 0xDFFF) {
+        i += 12;  // a proper pair
+        continue;
+      }
+      std::memcpy(d + i + 2, "FFFD", 4);
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      std::memcpy(d + i + 2, "FFFD", 4);
+    }
+    i += 6;
+  }
+}
+
 std::string compact_json(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -172,6 +221,7 @@ std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos) {
   std::vector<MemberSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
+    const std::size_t before = i;
     MemberSpan m;
     m.begin = i;
     std::size_t key_end = string_end(s, i);
@@ -183,6 +233,7 @@ std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos) {
     out.push_back(std::move(m));
     i = skip_json_ws(s, out.back().value_end);
     if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
+    if (i <= before) break;  // not valid JSON after all: stop rather than loop
   }
   return out;
 }
@@ -201,6 +252,7 @@ std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos) {
     ElementSpan e;
     e.begin = i;
     e.end = json_value_end(s, i);
+    if (e.end <= i) break;  // not valid JSON after all: stop rather than loop
     out.push_back(e);
     i = skip_json_ws(s, e.end);
     if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);

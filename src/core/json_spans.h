@@ -40,6 +40,12 @@ std::string json_string_value(std::string_view s, std::size_t pos);
 // like JSON.stringify: other UTF-8 passes through).
 std::string json_quote(std::string_view text);
 
+// Rewrites each \u escape of a lone UTF-16 surrogate (a high one without its
+// low partner, or a low one alone) to \uFFFD, in place and at the same
+// length. JSON.parse accepts lone surrogates; RapidJSON rejects a lone high
+// one, so without this a line pi reads would look malformed.
+void neutralize_lone_surrogates(char* data, std::size_t size);
+
 // `text` without the whitespace outside strings: one JSONL line from a
 // pretty-printed value. Strings, numbers and escapes are kept byte for byte.
 std::string compact_json(std::string_view text);

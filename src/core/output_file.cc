@@ -29,9 +29,15 @@ void set_pending(const std::string& path) {
   struct sigaction sa {};
   sa.sa_handler = remove_temp_and_reraise;
   sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGHUP, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal the caller ignores (nohup, trap '' INT) stays ignored.
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+  // A closed pipe on `-o -` must become a write error (and cleanup), not a
+  // silent death that leaves the temporary file behind.
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 void clear_pending() { g_pending_temp[0] = '\0'; }

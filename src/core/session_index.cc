@@ -22,9 +22,9 @@ const char* json_kind_name(JsonKind kind) {
 std::string_view StringArena::add(std::string_view text) {
   if (text.empty()) return {};
   constexpr std::size_t kBlock = 1 << 16;
-  if (text.size() > kBlock / 4) {  // big strings get a block of their own
-    blocks_.emplace_front(text);
-    return blocks_.front();
+  if (text.size() > kBlock / 4) {  // big strings live apart, so blocks never grow
+    large_.emplace_back(text);
+    return large_.back();
   }
   if (blocks_.empty() || used_in_last_ + text.size() > kBlock) {
     blocks_.emplace_back();
@@ -32,7 +32,7 @@ std::string_view StringArena::add(std::string_view text) {
     used_in_last_ = 0;
   }
   std::string& block = blocks_.back();
-  block.append(text.data(), text.size());  // never reallocates: reserved above
+  block.append(text.data(), text.size());  // within the reserved capacity: no reallocation
   std::string_view view(block.data() + used_in_last_, text.size());
   used_in_last_ += text.size();
   return view;

@@ -62,7 +62,16 @@ class ConcurrentVerifier::Queue final : public ByteSource {
 ConcurrentVerifier::ConcurrentVerifier(LineSink& inner, std::string display_name, IndexOptions options)
     : inner_(inner), queue_(std::make_unique<Queue>()) {
   worker_ = std::thread([this, name = std::move(display_name), options] {
-    result_ = build_session_index(*queue_, name, options);
+    try {
+      result_ = build_session_index(*queue_, name, options);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    // The index may stop early (the entry cap): keep draining, so the
+    // writer never blocks on a full queue.
+    char sink[1 << 16];
+    while (queue_->read(sink, sizeof sink) > 0) {
+    }
   });
 }
 
@@ -88,6 +97,7 @@ SessionIndex ConcurrentVerifier::finish() {
   batch_.clear();
   queue_->close();
   worker_.join();
+  if (error_) std::rethrow_exception(error_);
   return std::move(result_);
 }
 

@@ -54,6 +54,9 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
   for (std::size_t i = 0; i < plan.entries.size(); ++i)
     if (drop[i]) plan_index_of_node.erase(plan.entries[i].node);
 
+  std::unordered_map<std::uint32_t, std::uint32_t> node_of_kept_position;  // v1 firstKeptEntryIndex
+  if (view.migrates_v1)
+    for (std::uint32_t n = 0; n < view.node_kept_position.size(); ++n) node_of_kept_position[view.node_kept_position[n]] = n;
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     PlannedEntry& p = plan.entries[i];
     if (p.node < 0 || drop[i]) continue;
@@ -101,12 +104,11 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
         if (fki.kind == JsonKind::kNumber) {
           double at = std::strtod(std::string(fki.text).c_str(), nullptr);
           if (at >= 0 && at < own && at == static_cast<double>(static_cast<std::uint64_t>(at))) {
-            std::uint32_t entry = view.kept[static_cast<std::size_t>(at)];
-            for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
-              if (view.nodes[n] == entry) {
-                auto it = plan_index_of_node.find(n);
-                if (it != plan_index_of_node.end()) target = it->second;
-              }
+            auto node = node_of_kept_position.find(static_cast<std::uint32_t>(at));
+            if (node != node_of_kept_position.end()) {
+              auto it = plan_index_of_node.find(node->second);
+              if (it != plan_index_of_node.end()) target = it->second;
+            }
           }
         }
       } else if (p.node != view.compaction) {

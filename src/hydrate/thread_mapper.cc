@@ -3,6 +3,7 @@
 // pairing, ids and writing are left to hydrate_session, which treats the
 // result like any other session (a v1-shaped file: no ids, one chain).
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <map>
 #include <cstdio>
@@ -20,13 +21,18 @@ constexpr const char* kZeroUsage =
     "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
     "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
 
+// ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
 std::string iso_from_ms(std::int64_t ms) {
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  constexpr std::int64_t kMaxMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
+  if (ms < -62167219200000 || ms > kMaxMs) return {};  // before year 0 or after 9999
+  std::int64_t secs64 = ms / 1000, rem = ms % 1000;
+  if (rem < 0) rem += 1000, secs64 -= 1;  // floor division
+  std::time_t secs = static_cast<std::time_t>(secs64);
   std::tm tm{};
-  gmtime_r(&secs, &tm);
+  if (!gmtime_r(&secs, &tm)) return {};
   char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(((ms % 1000) + 1000) % 1000));
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(rem));
   return buf;
 }
 
@@ -55,14 +61,13 @@ std::int64_t ms_from_iso(const std::string& t) {
   return ms;
 }
 
-bool is_integer_text(std::string_view s) {
+// An integer that fits in 64 bits (JSON allows any length).
+bool parse_int64(std::string_view s, std::int64_t& value) {
   if (s.empty()) return false;
-  std::size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  return ec == std::errc() && end == s.data() + s.size();
 }
+
 
 std::string normalize_space(const std::string& s) {
   std::string out;
@@ -154,6 +159,8 @@ class Mapper {
   std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
   std::string last_ts_;
   std::string last_api_, last_provider_, last_model_;
+  bool pi_entry_ids_read_ = false;
+  std::unordered_map<std::string, std::size_t> env_of_pi_entry_id_;
 };
 
 bool Mapper::read_envelopes() {
@@ -228,11 +235,10 @@ bool Mapper::read_envelopes() {
     e.ts = ThreadDocument::find(em, "ts");
     JsonRef seq = ThreadDocument::find(em, "seq");
     if (seq.valid()) {
-      if (doc_.kind(seq) != RefKind::kNumber || !is_integer_text(doc_.raw(seq))) {
-        error(e.path + ".seq", seq.begin, "expected an integer");
+      if (doc_.kind(seq) != RefKind::kNumber || !parse_int64(doc_.raw(seq), e.order_key)) {
+        error(e.path + ".seq", seq.begin, "expected an integer of at most 64 bits");
         continue;
       }
-      e.order_key = std::stoll(std::string(doc_.raw(seq)));
       any_seq = true;
     } else {
       e.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
@@ -332,6 +338,9 @@ void Mapper::plan_echoes_and_user_replacements() {
   for (std::size_t i = 0; i < n; ++i)
     if (envs_[i].kind == "chat") roles[i] = doc_.string_value(doc_.member(envs_[i].ref, "role"));
   auto chat_role = [&](std::size_t i) -> const std::string& { return roles[i]; };
+  // previous_user[i]: the nearest chat user turn before envelope i, or -1.
+  std::vector<std::int64_t> previous_user(n, -1);
+  for (std::size_t i = 1; i < n; ++i) previous_user[i] = roles[i - 1] == "user" ? static_cast<std::int64_t>(i - 1) : previous_user[i - 1];
   for (std::size_t i = 0; i < n; ++i) {
     if (envs_[i].kind != "pi.user") continue;
     std::int64_t target = -1;
@@ -341,12 +350,12 @@ void Mapper::plan_echoes_and_user_replacements() {
       if (it != pos_of_id.end() && chat_role(it->second) == "user") target = static_cast<std::int64_t>(it->second);
     }
     if (target < 0) {
-      std::string text = normalize_space(text_of_message(envs_[i].message));
-      for (std::size_t j = i; j-- > 0;) {
-        if (chat_role(j) != "user" || replaced_by_[j] >= 0) continue;
-        if (normalize_space(doc_.string_value(doc_.member(envs_[j].ref, "text"))) == text) target = static_cast<std::int64_t>(j);
-        break;  // only the nearest chat user turn
-      }
+      // Only the nearest earlier chat user turn that no pi.user replaces yet.
+      std::int64_t j = previous_user[i];
+      while (j >= 0 && replaced_by_[static_cast<std::size_t>(j)] >= 0) j = previous_user[static_cast<std::size_t>(j)];
+      if (j >= 0 && normalize_space(doc_.string_value(doc_.member(envs_[static_cast<std::size_t>(j)].ref, "text"))) ==
+                        normalize_space(text_of_message(envs_[i].message)))
+        target = j;
     }
     if (target >= 0 && replaced_by_[static_cast<std::size_t>(target)] < 0) {
       replaced_by_[static_cast<std::size_t>(target)] = static_cast<std::int64_t>(i);
@@ -358,6 +367,17 @@ void Mapper::plan_echoes_and_user_replacements() {
   std::vector<std::size_t> turn_start(n), turn_end(n);
   for (std::size_t i = 0; i < n; ++i) turn_start[i] = (i > 0 && chat_role(i - 1) != "user") ? turn_start[i - 1] : i;
   for (std::size_t i = n; i-- > 0;) turn_end[i] = (i + 1 < n && chat_role(i + 1) != "user") ? turn_end[i + 1] : i;
+  // Each pi.assistant's text, normalised, computed once (a turn may hold
+  // many chat echoes and many assistants).
+  std::unordered_map<std::size_t, std::pair<std::string, std::string>> text_cache;
+  auto assistant_texts = [&](std::size_t j) -> const std::pair<std::string, std::string>& {
+    auto it = text_cache.find(j);
+    if (it != text_cache.end()) return it->second;
+    std::string joined = text_of_message(envs_[j].message), glued;
+    for (char c : joined)
+      if (c != '\n') glued += c;
+    return text_cache.emplace(j, std::make_pair(normalize_space(joined), normalize_space(glued))).first->second;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     if (chat_role(i) != "assistant") continue;
     std::string ref = doc_.string_value(doc_.member(envs_[i].ref, "piRef"));
@@ -374,11 +394,8 @@ void Mapper::plan_echoes_and_user_replacements() {
     std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref, "text")));
     for (std::size_t j = lo; j <= hi; ++j) {
       if (envs_[j].kind != "pi.assistant") continue;
-      std::string joined = text_of_message(envs_[j].message);
-      std::string glued;
-      for (char c : joined)
-        if (c != '\n') glued += c;
-      if (normalize_space(joined) == text || normalize_space(glued) == text) {
+      const auto& [spaced, glued] = assistant_texts(j);
+      if (spaced == text || glued == text) {
         dropped_[i] = 1;
         out_.repairs["dropped-assistant-echo"]++;
         break;
@@ -458,16 +475,17 @@ std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
 
 std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
   std::string ts;
+  std::int64_t ms = 0;
   if (doc_.kind(e.ts) == RefKind::kString && is_iso8601(doc_.string_value(e.ts))) {
     ts = doc_.string_value(e.ts);
-  } else if (doc_.kind(e.ts) == RefKind::kNumber && is_integer_text(doc_.raw(e.ts))) {
-    ts = iso_from_ms(std::stoll(std::string(doc_.raw(e.ts))));
-  } else if (message.valid() && doc_.kind(doc_.member(message, "timestamp")) == RefKind::kNumber &&
-             is_integer_text(doc_.raw(doc_.member(message, "timestamp")))) {
-    ts = iso_from_ms(std::stoll(std::string(doc_.raw(doc_.member(message, "timestamp")))));
-  } else {
-    ts = last_ts_.empty() ? out_.timestamp : last_ts_;
+  } else if (doc_.kind(e.ts) == RefKind::kNumber && parse_int64(doc_.raw(e.ts), ms)) {
+    ts = iso_from_ms(ms);
   }
+  if (ts.empty() && message.valid()) {
+    JsonRef own = doc_.member(message, "timestamp");
+    if (doc_.kind(own) == RefKind::kNumber && parse_int64(doc_.raw(own), ms)) ts = iso_from_ms(ms);
+  }
+  if (ts.empty()) ts = last_ts_.empty() ? out_.timestamp : last_ts_;
   last_ts_ = ts;
   return ts;
 }
@@ -639,9 +657,8 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
     JsonRef event = doc_.member(envs_[pos].payload, "event");
     std::string type = doc_.string_value(doc_.member(event, "type"));
     JsonRef index_ref = doc_.member(event, "contentIndex");
-    std::int64_t index = doc_.kind(index_ref) == RefKind::kNumber && is_integer_text(doc_.raw(index_ref))
-                             ? std::stoll(std::string(doc_.raw(index_ref)))
-                             : 0;
+    std::int64_t index = 0;
+    if (doc_.kind(index_ref) == RefKind::kNumber) parse_int64(doc_.raw(index_ref), index);
     if (type == "text_delta" || type == "thinking_delta") {
       auto& b = blocks[index];
       b.first = type == "text_delta" ? "text" : "thinking";
@@ -735,9 +752,16 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   }
   std::string pi_id = doc_.string_value(doc_.member(result, "firstKeptEntryId"));
   if (anchor < 0 && !pi_id.empty()) {
-    for (std::size_t j = 0; j < pos; ++j)
-      if (doc_.string_value(doc_.member(envs_[j].payload, "piEntryId")) == pi_id && item_of_env_[j] >= 0)
-        anchor = item_of_env_[j], how = "piEntryId";
+    if (!pi_entry_ids_read_) {  // read every payload's piEntryId once, for all compactions
+      for (std::size_t j = 0; j < envs_.size(); ++j) {
+        std::string id = doc_.string_value(doc_.member(envs_[j].payload, "piEntryId"));
+        if (!id.empty()) env_of_pi_entry_id_[id] = j;  // the last one wins
+      }
+      pi_entry_ids_read_ = true;
+    }
+    auto it = env_of_pi_entry_id_.find(pi_id);
+    if (it != env_of_pi_entry_id_.end() && it->second < pos && item_of_env_[it->second] >= 0)
+      anchor = item_of_env_[it->second], how = "piEntryId";
   }
   if (anchor < 0) {
     for (std::size_t k = item_pos; k-- > 0;)
@@ -821,8 +845,9 @@ void Mapper::run() {
   JsonRef created = doc_.member(thread_, "createdAt");
   if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
     out_.timestamp = doc_.string_value(created);
-  } else if (doc_.kind(created) == RefKind::kNumber && is_integer_text(doc_.raw(created))) {
-    out_.timestamp = iso_from_ms(std::stoll(std::string(doc_.raw(created))));
+  } else if (std::int64_t ms = 0; doc_.kind(created) == RefKind::kNumber && parse_int64(doc_.raw(created), ms) &&
+                                   !iso_from_ms(ms).empty()) {
+    out_.timestamp = iso_from_ms(ms);
   } else {
     out_.timestamp = "1970-01-01T00:00:00.000Z";
     for (const Envelope& e : envs_) {
@@ -886,8 +911,9 @@ bool ConvertedThread::ok() const {
   return true;
 }
 
-ConvertedThread convert_thread_export(std::string_view bytes, const std::string& file, const ThreadOptions& options) {
+ConvertedThread convert_thread_export(std::string& bytes, const std::string& file, const ThreadOptions& options) {
   ConvertedThread out;
+  neutralize_lone_surrogates(bytes.data(), bytes.size());
   ThreadDocument doc;
   if (!doc.parse(bytes, 512)) {
     Diagnostic d;

@@ -163,6 +163,11 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     plan.entries.push_back(std::move(p));
   };
 
+  // visible_before[j]: entries before position j that are written in place
+  // (kept, not dropped, not a result moved to its call).
+  std::vector<std::size_t> visible_before(n + 1, 0);
+  for (std::size_t j = 0; j < n; ++j)
+    visible_before[j + 1] = visible_before[j] + ((keep[j] && !dropped[j] && !claimed[j]) ? 1 : 0);
   for (std::size_t i = 0; i < n; ++i) {
     if (static_cast<std::int64_t>(path[i]) == model_from_pruned) {
       // Pruned, but it decides the model: a model_change in its place keeps it.
@@ -180,12 +185,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     for (std::uint32_t k = 0; k < it->second.size(); ++k) {
       std::int64_t r = it->second[k];
       if (r >= 0) {
-        // Did anything (other than this call's earlier results) sit between?
-        bool moved = false;
-        for (std::int64_t j = static_cast<std::int64_t>(i) + 1; j < r; ++j) {
-          if (!keep[static_cast<std::size_t>(j)] || dropped[static_cast<std::size_t>(j)]) continue;
-          if (!claimed[static_cast<std::size_t>(j)]) moved = true;
-        }
+        // Did anything written (other than results) sit between call and result?
+        const bool moved = visible_before[static_cast<std::size_t>(r)] > visible_before[i + 1];
         if (moved) {
           report.repairs["moved-result-to-its-call"]++;
           warn(report, index, Code::kMessageBetweenCallAndResult, view.entry(index, path[static_cast<std::size_t>(r)]), 1,

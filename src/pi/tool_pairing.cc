@@ -25,6 +25,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
     std::int64_t late_result = -1;
   };
   std::vector<Call> pending;
+  std::unordered_map<std::string_view, std::uint32_t> pending_ids;  // ids of this turn's calls
   std::unordered_set<std::string> answered_in_turn;
   std::unordered_map<std::string, std::uint32_t> first_result;   // any turn
   std::unordered_map<std::string, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
@@ -40,6 +41,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
       unanswered.push_back({id, Unanswered{c.node, c.ref->column, closer}});
     }
     pending.clear();
+    pending_ids.clear();
     answered_in_turn.clear();
   };
 
@@ -55,6 +57,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
       }
       for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) {
         pending.push_back({item.node, c});
+        ++pending_ids[c->id];
         if (!is_valid_tool_call_id(c->id))
           out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
         auto [earlier, fresh] = call_node_of_id.emplace(std::string(c->id), item.node);
@@ -63,8 +66,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
       }
     } else if (item.llm_role == Role::kToolResult) {
       std::string id(e.tool_call_id.text);
-      bool in_turn = false;
-      for (const Call& c : pending) in_turn = in_turn || c.ref->id == e.tool_call_id.text;
+      const bool in_turn = pending_ids.count(e.tool_call_id.text) > 0;
       auto first = first_result.find(id);
       if (in_turn && !answered_in_turn.count(id)) {
         answered_in_turn.insert(id);  // a call of this turn (its id may repeat an older call's)

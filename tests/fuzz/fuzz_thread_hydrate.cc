@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ThreadOptions to;
   to.partial = static_cast<PartialPolicy>(data[0] % 3);
   to.trailer = (data[0] & 4) != 0;
-  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   ConvertedThread thread = convert_thread_export(bytes, "fuzz", to);
   if (!thread.ok()) return 0;
   HydrateOptions o = fuzz::options_from(data[0]);
