@@ -156,7 +156,12 @@ struct SessionIndex {
   bool entry_cap_hit = false;
 
   std::vector<Entry> entries;  // parsed non-blank lines, in file order
-  std::vector<BadLine> bad_lines;
+  std::vector<BadLine> bad_lines;          // the first kMaxKeptProblems of them
+  std::uint64_t bad_line_count = 0;        // all of them
+  std::uint64_t invalid_utf8_count = 0;    // all lines with invalid UTF-8
+  // Per-line problems kept with their position; the rest are only counted,
+  // so a file of a million broken lines cannot make the report huge.
+  static constexpr std::size_t kMaxKeptProblems = 1000;
   std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
   std::unique_ptr<StringArena> arena = std::make_unique<StringArena>();
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -62,8 +63,14 @@ int fail_usage(std::ostream& err, const std::string& message) {
   return kExitUsage;
 }
 
+// At most 100 findings of one code are printed; the rest are counted.
 void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
-  for (const Diagnostic& d : diagnostics) write_diagnostic_text(d, err);
+  std::map<int, std::size_t> seen;
+  for (const Diagnostic& d : diagnostics)
+    if (seen[static_cast<int>(d.code)]++ < 100) write_diagnostic_text(d, err);
+  for (const auto& [code, count] : seen)
+    if (count > 100)
+      err << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code)) << " findings not listed\n";
 }
 
 void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {

@@ -110,8 +110,10 @@ bool number_text_is_zero(std::string_view text) {
 class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
  public:
   Handler(const char* line_begin, const char* line_end, Entry& entry, StringArena& arena,
-          std::vector<ToolCallRef>& calls, std::size_t max_depth)
-      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth) {
+          std::vector<ToolCallRef>& calls, std::size_t max_depth,
+          const std::vector<std::pair<std::size_t, std::string>>& patched)
+      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth),
+        patched_(patched) {
     frames_.reserve(16);
   }
 
@@ -121,7 +123,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool Bool(bool b) { return scalar(b ? JsonKind::kTrue : JsonKind::kFalse, {}); }
   // In-situ, RawNumber's text is not '\0'-terminated (Tencent/rapidjson#798):
   // only `n` bytes are the number.
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kNumber, {s, n}); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    // A number too big for a double was parsed as an equal-length zero; its
+    // fields keep the original text (JSON.parse reads it as +-Infinity).
+    for (const auto& [at, text] : patched_)
+      if (static_cast<std::size_t>(s - begin_) == at) return scalar(JsonKind::kNumber, text);
+    return scalar(JsonKind::kNumber, {s, n});
+  }
   bool String(const char* s, rapidjson::SizeType n, bool) { return scalar(JsonKind::kString, {s, n}); }
 
   bool Key(const char* s, rapidjson::SizeType n, bool) {
@@ -315,6 +323,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool depth_exceeded_ = false;
   std::vector<Frame> frames_;
   std::uint32_t value_column_ = 1;
+  const std::vector<std::pair<std::size_t, std::string>>& patched_;
   RootKey root_key_ = RootKey::kOther;
   MessageKey message_key_ = MessageKey::kOther;
   BlockKey block_key_ = BlockKey::kOther;
@@ -368,23 +377,57 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     return ScanStatus::kBad;
   }
 
-  // In-situ SAX: strings are unescaped in place instead of copied, which is
-  // most of the time on lines full of tool output and base64 images. The
-  // line is the reader's buffer, '\0'-terminated; nobody reads it afterwards.
-  neutralize_lone_surrogates(data + start, size - start);
-  entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
-  entry.tool_calls_count = 0;
-  rapidjson::InsituStringStream stream(data + start);
-  Handler handler(data, data + size, entry, arena_, tool_calls_, max_depth_);
-  rapidjson::Reader reader;
-  rapidjson::ParseResult result =
-      reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
-  if (result) return ScanStatus::kParsed;
-
-  tool_calls_.resize(entry.tool_calls_begin);
+  // In-situ SAX: strings are unescaped in place instead of copied into
+  // RapidJSON's stack, which was most of the time on lines full of tool
+  // output and base64 images.
+  // Parse a copy in place: if a number is too big for a double (JSON.parse
+  // takes it as Infinity, RapidJSON refuses it), the line is patched and
+  // parsed again from the pristine bytes.
+  std::vector<std::pair<std::size_t, std::string>> patched;
+  rapidjson::ParseResult result;
+  bool too_deep = false;
+  // Lines over 64 KiB (images, long tool output) are parsed in place without
+  // the copy: copying them was a fifth of validate's time, and a number too
+  // big for a double inside one is then reported as a malformed line.
+  const bool copy = size <= (std::size_t{64} << 10);
+  // Lone surrogate escapes (see neutralize_lone_surrogates): a copied line is
+  // fixed only when the parser trips on one; a big line is fixed up front
+  // (big lines are mostly base64, where the scan finds no backslash at all).
+  if (!copy) neutralize_lone_surrogates(data + start, size - start);
+  for (int attempt = 0;; ++attempt) {
+    char* text = data;
+    if (copy) {
+      scratch_.assign(data, data + size + 1);  // with the '\0'
+      text = scratch_.data();
+    }
+    entry = Entry();
+    entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
+    entry.tool_calls_count = 0;
+    rapidjson::InsituStringStream stream(text + start);
+    Handler handler(text, text + size, entry, arena_, tool_calls_, max_depth_, patched);
+    rapidjson::Reader reader;
+    result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
+    too_deep = handler.depth_exceeded();
+    if (result) return ScanStatus::kParsed;
+    tool_calls_.resize(entry.tool_calls_begin);
+    if (!copy || attempt >= 64) break;
+    if (result.Code() == rapidjson::kParseErrorStringUnicodeSurrogateInvalid) {
+      neutralize_lone_surrogates(data + start, size - start);
+      continue;
+    }
+    if (result.Code() != rapidjson::kParseErrorNumberTooBig) break;
+    std::size_t at = start + result.Offset(), end = at;
+    while (end < size && std::strchr("+-.0123456789eE", data[end]) && data[end] != '\0') ++end;
+    if (end - at < 3) break;
+    patched.emplace_back(at, std::string(data + at, end - at));
+    data[at] = '0';
+    data[at + 1] = 'e';
+    std::memset(data + at + 2, '0', end - at - 2);
+  }
+  for (const auto& [at, text] : patched) std::memcpy(data + at, text.data(), text.size());  // undo
   std::size_t offset = start + result.Offset();
   bad.column = offset + 1;
-  if (handler.depth_exceeded()) {
+  if (too_deep) {
     bad.problem = LineProblem::kTooDeep;
     bad.reason = "nesting deeper than " + std::to_string(max_depth_);
   } else if (result.Code() == rapidjson::kParseErrorDocumentRootNotSingular) {

@@ -30,6 +30,7 @@ class EntryScanner {
   StringArena& arena_;
   std::vector<ToolCallRef>& tool_calls_;
   std::size_t max_depth_;
+  std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again
 };
 
 }  // namespace pihydrate

@@ -168,32 +168,36 @@ bool hex4_at(const char* d, std::size_t size, std::size_t pos, std::uint32_t& va
 }  // namespace
 
 void neutralize_lone_surrogates(char* d, std::size_t size) {
-  const char* p = static_cast<const char*>(std::memchr(d, '\\', size));
-  std::size_t i = p ? static_cast<std::size_t>(p - d) : size;
-  while (i + 1 < size) {
-    if (d[i] != '\\') {
-      const void* next = std::memchr(d + i, '\\', size - i);
-      if (!next) return;
-      i = static_cast<std::size_t>(static_cast<const char*>(next) - d);
+  // Only "\u" followed by d/D can start a surrogate. Jump from backslash to
+  // backslash; an escape pair ("\n", "\\") is skipped whole, so a "u" after
+  // an escaped backslash is never taken for an escape.
+  char* p = d;
+  char* const end = d + size;
+  while (p + 1 < end) {
+    p = static_cast<char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
+    if (!p || p + 1 >= end) return;
+    if (p[1] != 'u' || p + 6 > end || (p[2] != 'd' && p[2] != 'D')) {
+      p += 2;
       continue;
     }
     std::uint32_t cp = 0;
-    if (d[i + 1] != 'u' || !hex4_at(d, size, i + 2, cp)) {
-      i += 2;  // any other escape, including "\\"
+    const std::size_t at = static_cast<std::size_t>(p - d);
+    if (!hex4_at(d, size, at + 2, cp)) {
+      p += 2;
       continue;
     }
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       std::uint32_t low = 0;
-      if (i + 11 < size && d[i + 6] == '\\' && d[i + 7] == 'u' && hex4_at(d, size, i + 8, low) && low >= 0xDC00 &&
+      if (at + 12 <= size && p[6] == '\\' && p[7] == 'u' && hex4_at(d, size, at + 8, low) && low >= 0xDC00 &&
           low <= 0xDFFF) {
-        i += 12;  // a proper pair
+        p += 12;  // a proper pair
         continue;
       }
-      std::memcpy(d + i + 2, "FFFD", 4);
+      std::memcpy(p + 2, "FFFD", 4);
     } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-      std::memcpy(d + i + 2, "FFFD", 4);
+      std::memcpy(p + 2, "FFFD", 4);
     }
-    i += 6;
+    p += 6;
   }
 }
 

@@ -54,7 +54,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
       bad.problem = LineProblem::kTooLong;
       bad.is_last_without_newline = !line.has_newline;
       bad.reason = std::to_string(line.length) + " bytes";
-      index.bad_lines.push_back(std::move(bad));
+      if (index.bad_line_count++ < SessionIndex::kMaxKeptProblems) index.bad_lines.push_back(std::move(bad));
       continue;
     }
     std::string_view bytes = line.bytes;
@@ -67,7 +67,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
       if (index.crlf_lines++ == 0) index.first_crlf_line = line.number;
     }
     std::size_t bad_utf8 = find_invalid_utf8(bytes);
-    if (bad_utf8 != kUtf8Valid) {
+    if (bad_utf8 != kUtf8Valid && index.invalid_utf8_count++ < SessionIndex::kMaxKeptProblems) {
       index.invalid_utf8_lines.push_back(line.number);
       index.invalid_utf8_columns.push_back(bad_utf8 + 1);
     }
@@ -81,7 +81,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
       case ScanStatus::kBad:
         bad.line = line.number;
         bad.is_last_without_newline = !line.has_newline;
-        index.bad_lines.push_back(std::move(bad));
+        if (index.bad_line_count++ < SessionIndex::kMaxKeptProblems) index.bad_lines.push_back(std::move(bad));
         break;
       case ScanStatus::kParsed:
         if (index.entries.size() >= options.max_entries) {

@@ -80,7 +80,7 @@ void report_input_findings(const SessionIndex& index, const HydrateOptions& opti
     if (!limit) d.severity = Severity::kWarning;  // hydration repairs these by leaving the line out
     report.diagnostics.push_back(std::move(d));
   }
-  for (const BadLine& bad : index.bad_lines) (void)bad, ++report.lines_pi_drops;
+  report.lines_pi_drops += index.bad_line_count;
   for (const Entry& e : index.entries)
     if (e.root != JsonKind::kObject) ++report.lines_pi_drops;
 }

@@ -245,7 +245,8 @@ bool Mapper::read_envelopes() {
     }
     e.payload = ThreadDocument::find(em, "data");
     if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
-    const std::string payload_path = e.path + "." + (ThreadDocument::find(em, "data").valid() ? "data" : "payload");
+    // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
+    const std::string payload_path = e.path + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
     if (e.kind == "pi.assistant" || e.kind == "pi.tool_result" || e.kind == "pi.user") {
       if (doc_.kind(e.payload) != RefKind::kObject) {
         error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,

@@ -60,6 +60,20 @@ void check_bad_lines(RuleContext& ctx) {
                "invalid UTF-8: pi decodes these bytes as U+FFFD, so the text it resumes with differs from the file",
                "re-encode the file as UTF-8");
   }
+  if (ctx.index.bad_line_count > ctx.index.bad_lines.size()) {
+    const std::uint64_t more = ctx.index.bad_line_count - ctx.index.bad_lines.size();
+    ctx.report(Code::kMalformedLine, Severity::kError, 0, 0,
+               std::to_string(more) + " more lines that pi skips (malformed, glued, NUL bytes or over a cap) after the first " +
+                   std::to_string(ctx.index.bad_lines.size()) + " shown",
+               "this is not a session file, or one damaged beyond repair by line");
+  }
+  if (ctx.index.invalid_utf8_count > ctx.index.invalid_utf8_lines.size()) {
+    ctx.report(Code::kInvalidUtf8, Severity::kWarning, 0, 0,
+               std::to_string(ctx.index.invalid_utf8_count - ctx.index.invalid_utf8_lines.size()) +
+                   " more lines with invalid UTF-8 after the first " + std::to_string(ctx.index.invalid_utf8_lines.size()) +
+                   " shown",
+               "re-encode the file as UTF-8");
+  }
   if (ctx.index.crlf_lines > 0) {
     ctx.report(Code::kCrlf, Severity::kWarning, ctx.index.first_crlf_line, 1,
                std::to_string(ctx.index.crlf_lines) +
@@ -130,7 +144,7 @@ void check_header(RuleContext& ctx) {
     return;
   }
   if (v.outcome != LoadOutcome::kReplaced && v.outcome != LoadOutcome::kRefused) return;
-  if (ctx.index.entries.empty() && ctx.index.bad_lines.empty()) {
+  if (ctx.index.entries.empty() && ctx.index.bad_line_count == 0) {
     ctx.report(Code::kEmptyFile, Severity::kError, 0, 0, "the file holds only whitespace: " + reaction,
                "hydrate a real session into this path");
     return;

@@ -1,6 +1,7 @@
 #include "pihydrate/validator.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "validate/rules.h"
@@ -55,9 +56,25 @@ FileReport validate_index(const SessionIndex& index, const ValidateOptions& opti
   }
   report.loadable = !load_error;
   report.resumable = !load_error && !resume_error;
+  // Every finding counts; at most kListedPerCode of one code are listed.
+  constexpr std::size_t kListedPerCode = 100;
+  std::map<int, std::size_t> listed, unlisted;
   for (Diagnostic& d : all) {
     if (static_cast<int>(d.level) > static_cast<int>(options.level)) continue;
     (d.severity == Severity::kError ? report.errors : report.warnings)++;
+    if (listed[static_cast<int>(d.code)]++ >= kListedPerCode) {
+      ++unlisted[static_cast<int>(d.code)];
+      continue;
+    }
+    report.diagnostics.push_back(std::move(d));
+  }
+  for (const auto& [code, count] : unlisted) {
+    Diagnostic d;
+    d.code = static_cast<Code>(code);
+    d.severity = Severity::kWarning;
+    d.level = code_info(d.code).level;
+    d.file = index.file;
+    d.message = std::to_string(count) + " more " + code_name(d.code) + " findings like the ones above are not listed";
     report.diagnostics.push_back(std::move(d));
   }
   return report;
