@@ -3,6 +3,9 @@
 #include "core/bounded_stream.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 #include <cstring>
 
 #include <rapidjson/error/en.h>
@@ -36,15 +39,40 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
     error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
     return false;
   }
-  BoundedStream stream(text);
-  DepthHandler handler(max_depth);
-  rapidjson::Reader reader;
-  rapidjson::ParseResult r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
-  if (r) return true;
-  error = handler.too_deep_ ? "nesting deeper than " + std::to_string(max_depth) : rapidjson::GetParseError_En(r.Code());
-  if (!error.empty() && error.back() == '.') error.pop_back();
-  error_offset = base + r.Offset();
-  return false;
+  // JSON.parse reads a number too big for a double as Infinity; RapidJSON
+  // refuses it. Such a number is patched to an equal-length zero for the
+  // check and restored afterwards (the caller's bytes are writable, see parse).
+  char* writable = const_cast<char*>(text.data());
+  std::vector<std::pair<std::size_t, std::string>> patched;
+  auto restore = [&] {
+    for (const auto& [at, original] : patched) std::memcpy(writable + at, original.data(), original.size());
+  };
+  for (int attempt = 0;; ++attempt) {
+    BoundedStream stream(text);
+    DepthHandler handler(max_depth);
+    rapidjson::Reader reader;
+    rapidjson::ParseResult r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
+    if (r) {
+      restore();
+      return true;
+    }
+    if (r.Code() == rapidjson::kParseErrorNumberTooBig && attempt < 64) {
+      std::size_t at = r.Offset(), end = at;
+      while (end < text.size() && std::strchr("+-.0123456789eE", text[end]) && text[end] != '\0') ++end;
+      if (end - at >= 3) {
+        patched.emplace_back(at, std::string(text.substr(at, end - at)));
+        writable[at] = '0';
+        writable[at + 1] = 'e';
+        std::memset(writable + at + 2, '0', end - at - 2);
+        continue;
+      }
+    }
+    restore();
+    error = handler.too_deep_ ? "nesting deeper than " + std::to_string(max_depth) : rapidjson::GetParseError_En(r.Code());
+    if (!error.empty() && error.back() == '.') error.pop_back();
+    error_offset = base + r.Offset();
+    return false;
+  }
 }
 
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {

@@ -24,7 +24,9 @@ enum class RefKind { kMissing, kNull, kBool, kNumber, kString, kArray, kObject }
 class ThreadDocument {
  public:
   // Returns false with `error`, `error_offset` set when the bytes are not a
-  // thread export's JSON (either variant).
+  // thread export's JSON (either variant). The bytes must be writable: a
+  // number too big for a double is patched during the syntax check and
+  // restored before parse returns.
   bool parse(std::string_view bytes, std::size_t max_depth);
 
   std::string_view bytes() const { return bytes_; }
