@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/writer.h>
+
 #include "pihydrate/validator.h"
 
 namespace pihydrate {
@@ -18,6 +21,11 @@ struct ValidateRun {
   PiVersion pi_version = PiVersion::k1_5;
   Level level = Level::kResume;
 };
+
+using JsonWriter = rapidjson::Writer<rapidjson::OStreamWrapper>;
+
+// One diagnostic as a JSON object, the same in every JSON report.
+void write_diagnostic_json(const Diagnostic& d, JsonWriter& w);
 
 // FILE:LINE:COL: severity: message [PHnnn] and its hint line.
 void write_diagnostic_text(const Diagnostic& d, std::ostream& out);

@@ -87,7 +87,7 @@ void print_summary_text(const HydrateReport& r, const std::string& target, std::
 
 void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& err) {
   rapidjson::OStreamWrapper os(err);
-  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  JsonWriter w(os);
   w.StartObject();
   w.Key("ok");
   w.Bool(ok);
@@ -110,20 +110,7 @@ void print_summary_json(const HydrateReport& r, const std::string& target, bool 
   w.EndObject();
   w.Key("diagnostics");
   w.StartArray();
-  for (const Diagnostic& d : r.diagnostics) {
-    w.StartObject();
-    w.Key("code");
-    w.String(code_name(d.code).c_str());
-    w.Key("severity");
-    w.String(severity_name(d.severity));
-    w.Key("line");
-    w.Uint64(d.line);
-    w.Key("column");
-    w.Uint64(d.column);
-    w.Key("message");
-    w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
-    w.EndObject();
-  }
+  for (const Diagnostic& d : r.diagnostics) write_diagnostic_json(d, w);
   w.EndArray();
   w.EndObject();
   os.Flush();

@@ -40,6 +40,29 @@ void write_diagnostic_text(const Diagnostic& d, std::ostream& out) {
   if (!d.hint.empty()) out << "    hint: " << d.hint << "\n";
 }
 
+void write_diagnostic_json(const Diagnostic& d, JsonWriter& w) {
+  w.StartObject();
+  w.Key("code");
+  w.String(code_name(d.code).c_str());
+  w.Key("name");
+  w.String(code_info(d.code).slug);
+  w.Key("severity");
+  w.String(severity_name(d.severity));
+  w.Key("level");
+  w.String(level_name(d.level));
+  w.Key("file");
+  w.String(d.file.c_str(), static_cast<rapidjson::SizeType>(d.file.size()));
+  w.Key("line");
+  w.Uint64(d.line);
+  w.Key("column");
+  w.Uint64(d.column);
+  w.Key("message");
+  w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
+  w.Key("hint");
+  w.String(d.hint.c_str(), static_cast<rapidjson::SizeType>(d.hint.size()));
+  w.EndObject();
+}
+
 void write_text_report(const ValidateRun& run, std::ostream& out) {
   for (const FileReport& r : run.reports) {
     for (const Diagnostic& d : r.diagnostics) write_diagnostic_text(d, out);
@@ -58,7 +81,7 @@ void write_text_report(const ValidateRun& run, std::ostream& out) {
 
 void write_json_report(const ValidateRun& run, std::ostream& out) {
   rapidjson::OStreamWrapper os(out);
-  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  JsonWriter w(os);
   std::size_t errors = 0, warnings = 0, loadable = 0, resumable = 0;
   w.StartObject();
   w.Key("tool");
@@ -94,26 +117,7 @@ void write_json_report(const ValidateRun& run, std::ostream& out) {
     w.Uint64(r.warnings);
     w.Key("diagnostics");
     w.StartArray();
-    for (const Diagnostic& d : r.diagnostics) {
-      w.StartObject();
-      w.Key("code");
-      w.String(code_name(d.code).c_str());
-      w.Key("name");
-      w.String(code_info(d.code).slug);
-      w.Key("severity");
-      w.String(severity_name(d.severity));
-      w.Key("level");
-      w.String(level_name(d.level));
-      w.Key("line");
-      w.Uint64(d.line);
-      w.Key("column");
-      w.Uint64(d.column);
-      w.Key("message");
-      w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
-      w.Key("hint");
-      w.String(d.hint.c_str(), static_cast<rapidjson::SizeType>(d.hint.size()));
-      w.EndObject();
-    }
+    for (const Diagnostic& d : r.diagnostics) write_diagnostic_json(d, w);
     w.EndArray();
     w.EndObject();
   }
