@@ -20,6 +20,7 @@ enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
+  std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
 };
 
 // Where a line of the converted session came from, for messages about it.

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -199,6 +200,12 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       ("no-trailer", "Thread: do not append session_info / model_change / thinking_level_change")
       ("pi-version", "Read the input as this pi version does: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
       ("h,help", "Print this help");
+  // The same memory caps as validate (docs/reliability.md); they apply to the
+  // input, to a thread's converted session and to the verified output.
+  options.add_options("Limits")
+      ("max-line-bytes", "Longest session line read, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
+      ("max-depth", "Deepest JSON nesting read", cxxopts::value<std::size_t>()->default_value("512"))
+      ("max-entries", "Most entries read", cxxopts::value<std::size_t>()->default_value("50000000"));
 
   std::vector<const char*> argv{"pi-hydrate"};
   for (const std::string& a : args) argv.push_back(a.c_str());
@@ -243,6 +250,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   if (!version) return fail_usage(err, "--pi-version must be 0.78 or 1.5");
   ho.pi_version = *version;
   ho.flatten_max_chars = parsed["flatten-max-chars"].as<std::size_t>();
+  ho.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
+  ho.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
+  ho.index.max_entries = parsed["max-entries"].as<std::size_t>();
+  to.max_depth = ho.index.max_depth;
   ho.prune_compacted = parsed.count("prune-compacted") > 0;
   if (parsed.count("leaf") && parsed.count("label")) return fail_usage(err, "give --leaf or --label, not both");
   if (parsed.count("leaf")) ho.leaf_id = parsed["leaf"].as<std::string>();
@@ -354,7 +365,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   const bool verify = parsed.count("no-verify") == 0;
   // The output is indexed for verification as it is written, on the other core.
   std::optional<ConcurrentVerifier> verifier;
-  if (verify) verifier.emplace(output, "<output>", IndexOptions{});
+  if (verify) verifier.emplace(output, "<output>", ho.index);
   LineSink& sink = verify ? static_cast<LineSink&>(*verifier) : static_cast<LineSink&>(output);
   HydrateReport report;
   bool ok = hydrate_session(index, *lines, ho, sink, report);

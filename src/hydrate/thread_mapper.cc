@@ -916,7 +916,7 @@ ConvertedThread convert_thread_export(std::string& bytes, const std::string& fil
   ConvertedThread out;
   neutralize_lone_surrogates(bytes.data(), bytes.size());
   ThreadDocument doc;
-  if (!doc.parse(bytes, 512)) {
+  if (!doc.parse(bytes, options.max_depth)) {
     Diagnostic d;
     d.code = Code::kThreadExportInvalid;
     d.severity = Severity::kError;
