@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: tools/fuzz.sh TARGET SECONDS [JOBS]}
 seconds=${2:?usage: tools/fuzz.sh TARGET SECONDS [JOBS]}
 jobs=${3:-1}
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (apt-get install clang libclang-rt-14-dev)" >&2; exit 2; }
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (tools/install-deps.sh --fuzz)" >&2; exit 2; }
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIHYDRATE_FUZZ=ON \
     -DPIHYDRATE_BUILD_TESTS=OFF >/dev/null

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages pi-hydrate builds and tests with, if missing.
 # Nothing is downloaded at build time; this is the only install step.
+#   tools/install-deps.sh          what tools/test.sh needs
+#   tools/install-deps.sh --fuzz   also clang and its libFuzzer runtime (tools/fuzz.sh)
 set -euo pipefail
 
 # python3 and npm run the conformance tests (npm installs node 22 and pi itself).
 packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3)
+[ "${1:-}" = "--fuzz" ] && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
