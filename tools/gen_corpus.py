@@ -103,12 +103,16 @@ def write_session(out, target, rng):
     out.write(dumps({"type": "session", "version": 3, "id": "019b0000-0000-7000-8000-%012x" % rng.randint(0, 1 << 48),
                      "timestamp": iso(conv.ms), "cwd": "/tmp"}) + "\n")
     written, n, ids = 0, 0, []
+    used = set()
     parent = None
 
     def entry(kind, **fields):
         nonlocal written, n, parent
         n += 1
         eid = "%08x" % rng.getrandbits(32)
+        while eid in used:  # pi's generateId also retries: ids are unique within a session
+            eid = "%08x" % rng.getrandbits(32)
+        used.add(eid)
         line = dumps({"type": kind, "id": eid, "parentId": parent, "timestamp": iso(conv.ms), **fields}) + "\n"
         out.write(line)
         written += len(line.encode())

@@ -55,10 +55,12 @@ enum class StopReason : std::uint8_t { kNone, kStop, kLength, kToolUse, kError, 
 
 // A string member as found in a line: its kind, its (unescaped) text when it
 // is a string or a number, and the byte column where its value starts.
+// Members are ordered so a Field packs into 24 bytes: an index holds one
+// Entry per line, so its size is most of pi-hydrate's memory.
 struct Field {
-  JsonKind kind = JsonKind::kMissing;
   std::string_view text;     // string contents, or number text; points into the arena
   std::uint32_t column = 0;  // 1-based byte column of the value; 0 when missing
+  JsonKind kind = JsonKind::kMissing;
   bool is_string() const { return kind == JsonKind::kString; }
   bool present() const { return kind != JsonKind::kMissing; }
 };
@@ -70,47 +72,57 @@ struct ToolCallRef {
   JsonKind id_kind = JsonKind::kMissing;
 };
 
-// One parsed, non-blank line of the file.
-struct Entry {
-  std::uint64_t line = 0;    // 1-based physical line
-  std::uint64_t offset = 0;  // byte offset of the line in the file
-  std::uint64_t length = 0;  // bytes in the line, without '\n'
-
-  JsonKind root = JsonKind::kObject;  // the line's JSON value type
-  bool falsy = false;                 // null, false, 0 or "" (JS truthiness)
-
-  EntryType type = EntryType::kNone;
-  Field type_field;
-  Field id;
-  Field parent_id;
-  Field timestamp;
-
+// Members only a few lines have: the header's, and those of labels,
+// compactions and branch summaries. They live apart from Entry so the common
+// line (a message) does not pay for them.
+struct EntryDetails {
   // Header members (type "session").
   Field version;
   Field cwd;
-
-  // `message` and what the rules need from inside it.
-  Field message;  // kind only; column of the value
-  Role role = Role::kNone;
-  Field role_field;
-  JsonKind content_kind = JsonKind::kMissing;
-  JsonKind usage_kind = JsonKind::kMissing;
-  JsonKind usage_cost_kind = JsonKind::kMissing;
-  StopReason stop_reason = StopReason::kNone;
-  Field stop_reason_field;
-  Field message_timestamp;
-  Field tool_call_id;  // toolResult.toolCallId
-  bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
-  std::uint32_t tool_calls_begin = 0;
-  std::uint32_t tool_calls_count = 0;
-
   // References to other entries.
   Field first_kept_entry_id;     // compaction
   Field first_kept_entry_index;  // v1 compaction
   Field target_id;               // label
   Field label;                   // label
   Field from_id;                 // branch_summary
-  Field summary;                 // compaction, branch_summary (kind; text not kept)
+  Field summary;                 // compaction, branch_summary: text is at most the first byte
+                                 // (only its truthiness is read, and summaries can be large)
+};
+
+// One parsed, non-blank line of the file.
+struct Entry {
+  std::uint64_t line = 0;    // 1-based physical line
+  std::uint64_t offset = 0;  // byte offset of the line in the file
+  std::uint64_t length = 0;  // bytes in the line, without '\n'
+
+  Field type_field;
+  Field id;
+  Field parent_id;
+  Field timestamp;
+
+  // `message` and what the rules need from inside it.
+  Field message;  // kind only; column of the value
+  Field role_field;
+  Field stop_reason_field;
+  Field message_timestamp;
+  Field tool_call_id;  // toolResult.toolCallId
+  std::uint32_t tool_calls_begin = 0;
+  std::uint32_t tool_calls_count = 0;
+
+  JsonKind root = JsonKind::kObject;  // the line's JSON value type
+  bool falsy = false;                 // null, false, 0 or "" (JS truthiness)
+  EntryType type = EntryType::kNone;
+  Role role = Role::kNone;
+  JsonKind content_kind = JsonKind::kMissing;
+  JsonKind usage_kind = JsonKind::kMissing;
+  JsonKind usage_cost_kind = JsonKind::kMissing;
+  StopReason stop_reason = StopReason::kNone;
+  bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
+
+  // The rarer members; all missing when the line has none of them.
+  const EntryDetails& details() const { return details_ ? *details_ : kNoDetails; }
+  const EntryDetails* details_ = nullptr;  // owned by SessionIndex::details
+  static const EntryDetails kNoDetails;
 };
 
 // Per-line problems found while splitting and parsing, independent of pi's
@@ -163,6 +175,7 @@ struct SessionIndex {
   // so a file of a million broken lines cannot make the report huge.
   static constexpr std::size_t kMaxKeptProblems = 1000;
   std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
+  std::deque<EntryDetails> details;     // Entry::details_ points here; a deque never moves them
   std::unique_ptr<StringArena> arena = std::make_unique<StringArena>();
 
   const ToolCallRef* calls_begin(const Entry& e) const { return tool_calls.data() + e.tool_calls_begin; }

@@ -110,10 +110,10 @@ bool number_text_is_zero(std::string_view text) {
 class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
  public:
   Handler(const char* line_begin, const char* line_end, Entry& entry, StringArena& arena,
-          std::vector<ToolCallRef>& calls, std::size_t max_depth,
+          std::vector<ToolCallRef>& calls, std::deque<EntryDetails>& details, std::size_t max_depth,
           const std::vector<std::pair<std::size_t, std::string>>& patched)
-      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), max_depth_(max_depth),
-        patched_(patched) {
+      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), details_(details),
+        max_depth_(max_depth), patched_(patched) {
     frames_.reserve(16);
   }
 
@@ -166,6 +166,15 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     f.column = value_column();
   }
 
+  // The entry's rarer members, created on the first one the line has.
+  EntryDetails& details() {
+    if (!own_details_) {
+      own_details_ = &details_.emplace_back();
+      e_.details_ = own_details_;
+    }
+    return *own_details_;
+  }
+
   // Records a member value; `text` is set for strings and numbers.
   void record(JsonKind kind, std::string_view text) {
     if (frames_.empty()) {  // the line's root value is not an object
@@ -203,19 +212,21 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case RootKey::kId: set(e_.id, kind, text); break;
       case RootKey::kParentId: set(e_.parent_id, kind, text); break;
       case RootKey::kTimestamp: set(e_.timestamp, kind, text); break;
-      case RootKey::kVersion: set(e_.version, kind, text); break;
-      case RootKey::kCwd: set(e_.cwd, kind, text); break;
+      case RootKey::kVersion: set(details().version, kind, text); break;
+      case RootKey::kCwd: set(details().cwd, kind, text); break;
       case RootKey::kMessage:
         reset_message();
         e_.message.kind = kind;
         e_.message.column = value_column();
         break;
-      case RootKey::kFirstKeptEntryId: set(e_.first_kept_entry_id, kind, text); break;
-      case RootKey::kFirstKeptEntryIndex: set(e_.first_kept_entry_index, kind, text); break;
-      case RootKey::kTargetId: set(e_.target_id, kind, text); break;
-      case RootKey::kLabel: set(e_.label, kind, text); break;
-      case RootKey::kFromId: set(e_.from_id, kind, text); break;
-      case RootKey::kSummary: set(e_.summary, kind, text); break;
+      case RootKey::kFirstKeptEntryId: set(details().first_kept_entry_id, kind, text); break;
+      case RootKey::kFirstKeptEntryIndex: set(details().first_kept_entry_index, kind, text); break;
+      case RootKey::kTargetId: set(details().target_id, kind, text); break;
+      case RootKey::kLabel: set(details().label, kind, text); break;
+      case RootKey::kFromId: set(details().from_id, kind, text); break;
+      case RootKey::kSummary:  // only its truthiness is read: a string's first byte tells
+        set(details().summary, kind, kind == JsonKind::kString ? text.substr(0, 1) : text);
+        break;
       case RootKey::kOther: break;
     }
   }
@@ -319,6 +330,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   Entry& e_;
   StringArena& arena_;
   std::vector<ToolCallRef>& calls_;
+  std::deque<EntryDetails>& details_;
+  EntryDetails* own_details_ = nullptr;
   std::size_t max_depth_;
   bool depth_exceeded_ = false;
   std::vector<Frame> frames_;
@@ -403,13 +416,16 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     entry = Entry();
     entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
     entry.tool_calls_count = 0;
+    const std::size_t details_before = details_.size();
     rapidjson::InsituStringStream stream(text + start);
-    Handler handler(text, text + size, entry, arena_, tool_calls_, max_depth_, patched);
+    Handler handler(text, text + size, entry, arena_, tool_calls_, details_, max_depth_, patched);
     rapidjson::Reader reader;
     result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
     too_deep = handler.depth_exceeded();
     if (result) return ScanStatus::kParsed;
     tool_calls_.resize(entry.tool_calls_begin);
+    details_.resize(details_before);
+    entry.details_ = nullptr;
     if (!copy || attempt >= 64) break;
     if (result.Code() == rapidjson::kParseErrorStringUnicodeSurrogateInvalid) {
       neutralize_lone_surrogates(data + start, size - start);

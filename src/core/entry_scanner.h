@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -17,8 +18,9 @@ bool is_js_blank(std::string_view bytes);
 
 class EntryScanner {
  public:
-  EntryScanner(StringArena& arena, std::vector<ToolCallRef>& tool_calls, std::size_t max_depth)
-      : arena_(arena), tool_calls_(tool_calls), max_depth_(max_depth) {}
+  EntryScanner(StringArena& arena, std::vector<ToolCallRef>& tool_calls, std::deque<EntryDetails>& details,
+               std::size_t max_depth)
+      : arena_(arena), tool_calls_(tool_calls), details_(details), max_depth_(max_depth) {}
 
   // Scans one line, `size` bytes at `data` with a '\0' at data[size], from
   // byte `start` on (past a BOM); columns stay relative to the line's first
@@ -29,6 +31,7 @@ class EntryScanner {
  private:
   StringArena& arena_;
   std::vector<ToolCallRef>& tool_calls_;
+  std::deque<EntryDetails>& details_;
   std::size_t max_depth_;
   std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again
 };

@@ -19,6 +19,8 @@ const char* json_kind_name(JsonKind kind) {
   return "?";
 }
 
+const EntryDetails Entry::kNoDetails{};
+
 std::string_view StringArena::add(std::string_view text) {
   if (text.empty()) return {};
   constexpr std::size_t kBlock = 1 << 16;
@@ -41,7 +43,7 @@ std::string_view StringArena::add(std::string_view text) {
 SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options) {
   SessionIndex index;
   index.file = std::move(display_name);
-  EntryScanner scanner(*index.arena, index.tool_calls, options.max_depth);
+  EntryScanner scanner(*index.arena, index.tool_calls, index.details, options.max_depth);
   LineReader reader(source, options.reader);
   Line line;
   while (reader.next(line)) {

@@ -45,9 +45,9 @@ bool select_path(const SessionIndex& index, const PiView& view, const HydrateOpt
       std::unordered_map<std::string, std::string> label_of;
       for (std::uint32_t i = 0; i < n; ++i) {
         const Entry& e = view.entry(index, i);
-        if (e.root != JsonKind::kObject || e.type != EntryType::kLabel || !e.target_id.is_string()) continue;
-        if (e.label.is_string() && !e.label.text.empty()) label_of[std::string(e.target_id.text)] = std::string(e.label.text);
-        else label_of.erase(std::string(e.target_id.text));
+        if (e.root != JsonKind::kObject || e.type != EntryType::kLabel || !e.details().target_id.is_string()) continue;
+        if (e.details().label.is_string() && !e.details().label.text.empty()) label_of[std::string(e.details().target_id.text)] = std::string(e.details().label.text);
+        else label_of.erase(std::string(e.details().target_id.text));
       }
       std::vector<std::string> targets;
       for (const auto& [target, name] : label_of)

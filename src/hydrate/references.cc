@@ -35,7 +35,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     if (p.node < 0) continue;
     const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
     if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
-    p.ref_target = plan_index_for_id(e.target_id);
+    p.ref_target = plan_index_for_id(e.details().target_id);
     if (p.ref_target >= 0) continue;
     drop[i] = 1;
     report.repairs["dropped-label-off-branch"]++;
@@ -45,9 +45,9 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     d.level = Level::kResume;
     d.file = index.file;
     d.line = e.line;
-    d.column = e.target_id.present() ? e.target_id.column : 1;
+    d.column = e.details().target_id.present() ? e.details().target_id.column : 1;
     d.message = "dropped the label: its target " +
-                (e.target_id.is_string() ? quote_for_message(e.target_id.text) : std::string("(none)")) +
+                (e.details().target_id.is_string() ? quote_for_message(e.details().target_id.text) : std::string("(none)")) +
                 " is not on the written branch";
     report.diagnostics.push_back(std::move(d));
   }
@@ -88,7 +88,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
           for (std::uint32_t node : view.path) {
             if (node == view.compaction) break;
             const Entry& c = view.entry(index, node);
-            found = found || (c.id.kind == e.first_kept_entry_id.kind && c.id.text == e.first_kept_entry_id.text);
+            found = found || (c.id.kind == e.details().first_kept_entry_id.kind && c.id.text == e.details().first_kept_entry_id.text);
             if (!found) continue;
             auto it = plan_index_of_node.find(node);
             if (it != plan_index_of_node.end()) {
@@ -99,7 +99,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
         }
       } else if (p.node != view.compaction && view.migrates_v1) {
         // An older compaction of a v1 file: its index, if it points before it.
-        const Field& fki = e.first_kept_entry_index;
+        const Field& fki = e.details().first_kept_entry_index;
         std::uint32_t own = view.node_kept_position[static_cast<std::size_t>(p.node)];
         if (fki.kind == JsonKind::kNumber) {
           double at = std::strtod(std::string(fki.text).c_str(), nullptr);
@@ -112,15 +112,15 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
           }
         }
       } else if (p.node != view.compaction) {
-        target = plan_index_for_id(e.first_kept_entry_id);
+        target = plan_index_for_id(e.details().first_kept_entry_id);
       }
       p.ref_target = target;
       p.ref_self = target < 0;
-      const bool was_self = e.first_kept_entry_id.is_string() && e.id.is_string() && e.first_kept_entry_id.text == e.id.text;
+      const bool was_self = e.details().first_kept_entry_id.is_string() && e.id.is_string() && e.details().first_kept_entry_id.text == e.id.text;
       if (p.ref_self && p.node == view.compaction && view.first_kept_found && !was_self)
         report.repairs["compaction-self-anchored"]++;
     } else if (e.root == JsonKind::kObject && e.type == EntryType::kBranchSummary) {
-      p.ref_target = plan_index_for_id(e.from_id);
+      p.ref_target = plan_index_for_id(e.details().from_id);
     }
   }
   // Dropping labels shifts plan indices: map old to new.

@@ -157,8 +157,8 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
       const Entry& e = view.entry(index, n);
       if (e.root != JsonKind::kObject) continue;
       if (e.type == EntryType::kSessionInfo) last_info = n;
-      if (e.type != EntryType::kLabel || written[n] || !e.target_id.is_string()) continue;
-      auto target = node_of_id.find(e.target_id.text);
+      if (e.type != EntryType::kLabel || written[n] || !e.details().target_id.is_string()) continue;
+      auto target = node_of_id.find(e.details().target_id.text);
       if (target == node_of_id.end() || !written[target->second]) continue;
       clean.push_back(n);
       report.repairs["kept-label-from-other-branch"]++;

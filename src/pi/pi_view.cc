@@ -39,7 +39,7 @@ bool truthy(const Field& f) {
   }
 }
 
-// `header.version ?? 1`, then compared with numbers the way JavaScript does.
+// `header.details().version ?? 1`, then compared with numbers the way JavaScript does.
 double js_version(const Field& f) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   switch (f.kind) {
@@ -139,8 +139,8 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
 
   // 3. Version and migration (migrateToCurrentVersion).
   const Entry& header = index.entries[v.header];
-  v.version_missing = !header.version.present();
-  v.header_version = js_version(header.version);
+  v.version_missing = !header.details().version.present();
+  v.header_version = js_version(header.details().version);
   v.migrates_v1 = v.header_version < 2;
   v.migrates_v2 = v.header_version < 3;
   v.rewrites_file = !(v.header_version >= 3);
@@ -254,7 +254,7 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
     } else if (e.type == EntryType::kCustomMessage) {
       item.kind = ContextKind::kCustomMessage;
       item.llm_role = Role::kUser;
-    } else if (e.type == EntryType::kBranchSummary && truthy(e.summary)) {
+    } else if (e.type == EntryType::kBranchSummary && truthy(e.details().summary)) {
       item.kind = ContextKind::kBranchSummary;
       item.llm_role = Role::kUser;
     } else {
@@ -283,7 +283,7 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
   // only way to name one is firstKeptEntryIndex pointing at an earlier entry.
   std::int64_t first_kept_node = -1;
   if (v.migrates_v1) {
-    const Field& fki = comp.first_kept_entry_index;
+    const Field& fki = comp.details().first_kept_entry_index;
     if (fki.kind == JsonKind::kNumber) {
       double idx = std::strtod(std::string(fki.text).c_str(), nullptr);
       std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
@@ -296,7 +296,7 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
       }
     }
   }
-  const std::string kept_key = id_key(comp.first_kept_entry_id);
+  const std::string kept_key = id_key(comp.details().first_kept_entry_id);
   bool found = false;
   for (std::size_t i = 0; i < comp_idx; ++i) {
     std::uint32_t node = v.path[i];

@@ -214,7 +214,7 @@ std::string resolve_like_pi(std::string_view cwd, const std::string& process_cwd
 void check_cwd(RuleContext& ctx) {
   if (ctx.view.header < 0) return;
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(ctx.view.header)];
-  const Field& cwd = h.cwd;
+  const Field& cwd = h.details().cwd;
   if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull || (cwd.is_string() && cwd.text.empty())) {
     ctx.report(Code::kNoCwd, Severity::kWarning, h.line, cwd.present() ? cwd.column : 1,
                std::string("the header has ") +
@@ -260,7 +260,7 @@ void check_version(RuleContext& ctx) {
   const PiView& v = ctx.view;
   if (v.header < 0) return;
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(v.header)];
-  const Field& ver = h.version;
+  const Field& ver = h.details().version;
   bool known = ver.kind == JsonKind::kMissing ||
                (ver.kind == JsonKind::kNumber && (ver.text == "1" || ver.text == "2" || ver.text == "3"));
   if (!known) {

@@ -24,7 +24,7 @@ void check_header_lint(RuleContext& ctx) {
                    "pi loads it, but `pi --session-id` could not have made it",
                "use a UUID");
   }
-  if (!h.version.present()) {
+  if (!h.details().version.present()) {
     ctx.report(Code::kVersionMissing, Severity::kWarning, h.line, 1, "the header has no version: pi reads the file as v1",
                "add \"version\":3");
   }

@@ -115,7 +115,7 @@ void check_compaction_anchor(RuleContext& ctx) {
   if (v.compaction < 0 || v.first_kept_found) return;
   const Entry& c = ctx.node_entry(v.compaction);
   if (v.migrates_v1) {
-    const Field& idx = c.first_kept_entry_index;
+    const Field& idx = c.details().first_kept_entry_index;
     std::string what = idx.kind == JsonKind::kNumber
                            ? "firstKeptEntryIndex " + std::string(idx.text) +
                                  " does not point at an entry before this compaction"
@@ -125,7 +125,7 @@ void check_compaction_anchor(RuleContext& ctx) {
                "the index counts parsed lines from 0, the header included");
     return;
   }
-  const Field& kept = c.first_kept_entry_id;
+  const Field& kept = c.details().first_kept_entry_id;
   // A compaction that names itself keeps nothing before it, on purpose.
   if (kept.is_string() && c.id.is_string() && kept.text == c.id.text) return;
   ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, kept.present() ? kept.column : 1,
@@ -145,9 +145,9 @@ void check_labels(RuleContext& ctx) {
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
-    if (e.target_id.is_string() && ids.count(e.target_id.text)) continue;
-    ctx.report(Code::kLabelTargetMissing, Severity::kWarning, e.line, e.target_id.present() ? e.target_id.column : 1,
-               (e.target_id.is_string() ? "label target " + quoted(e.target_id.text) + " names no entry"
+    if (e.details().target_id.is_string() && ids.count(e.details().target_id.text)) continue;
+    ctx.report(Code::kLabelTargetMissing, Severity::kWarning, e.line, e.details().target_id.present() ? e.details().target_id.column : 1,
+               (e.details().target_id.is_string() ? "label target " + quoted(e.details().target_id.text) + " names no entry"
                                         : std::string("label without a string targetId")) +
                    ": the label is attached to nothing",
                "point targetId at an entry, or delete the label");

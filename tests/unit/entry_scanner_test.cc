@@ -12,12 +12,13 @@ class ScannerTest : public ::testing::Test {
     bad = BadLine();
     buffer.assign(line.begin(), line.end());
     buffer.push_back('\0');  // the scanner parses in place and needs the terminator
-    EntryScanner scanner(arena, calls, 16);
+    EntryScanner scanner(arena, calls, details, 16);
     return scanner.scan(buffer.data(), line.size(), start, entry, bad);
   }
   std::vector<char> buffer;
   StringArena arena;
   std::vector<ToolCallRef> calls;
+  std::deque<EntryDetails> details;
   Entry entry;
   BadLine bad;
 };
