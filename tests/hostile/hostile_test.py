@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile-input tests for pi-hydrate, run on the real binary.
 
-    tests/hostile/hostile_test.py PI_HYDRATE_BINARY [--only REGEX] [-v] [--keep]
+    tests/hostile/hostile_test.py PI_HYDRATE_BINARY [--only REGEX] [-v] [--keep] [--no-timing]
 
 Every hostile file is generated into a temporary directory at run time (nothing big is committed).
 For each case the binary runs once and the test checks:
@@ -12,7 +12,9 @@ For each case the binary runs once and the test checks:
   * no crash: no death by signal, no sanitizer report or abort message on stderr;
   * time: every input of 1 MB or more is compared with a valid generated input of about the same
     size run through the same command; more than 5x (+0.5 s) fails.  Smaller inputs must finish
-    within SMALL_LIMIT seconds (a hang detector);
+    within SMALL_LIMIT seconds (a hang detector).  --no-timing, for a sanitizer build, turns both
+    time checks off and keeps only a hang detector of NO_TIMING_TIMEOUT seconds per command; every
+    other check, sanitizer reports included, stays;
   * hydrate commands: a failed command leaves neither the output file nor a `.pi-hydrate-*`
     temporary file (in the output directory, TMPDIR or the input's directory); a successful one
     writes a session that Python's own JSON reader sees as a linear v3 chain with the new cwd.
@@ -43,6 +45,7 @@ TIME_FACTOR = 5.0
 TIME_SLACK = 0.5
 SMALL_LIMIT = 5.0       # seconds, inputs under 1 MB
 HARD_TIMEOUT = 90.0     # seconds, any single command
+NO_TIMING_TIMEOUT = 600.0  # seconds, any single command with --no-timing (sanitizer builds: a hang detector)
 STDIO_CAP = 64 * MB     # most stderr bytes read back
 JSON_PARSE_CAP = 16 * MB  # larger JSON reports are scanned for codes, not parsed
 
@@ -328,8 +331,11 @@ class Case:
 
 
 class Suite:
-    def __init__(self, binary, work, verbose=False):
+    def __init__(self, binary, work, verbose=False, timing=True):
         self.bin = binary
+        self.timing = timing
+        self.timeout = HARD_TIMEOUT if timing else NO_TIMING_TIMEOUT
+        self.slowest = []  # (wall seconds, case name), for the statistics line
         self.work = work
         self.verbose = verbose
         self.cwd = os.path.join(work, "cwd")
@@ -409,7 +415,8 @@ class Suite:
             shutil.rmtree(os.path.join(self.tmp, f), ignore_errors=True)
         so, se = os.path.join(d, "stdout.txt"), os.path.join(d, "stderr.txt")
         argv = self.argv(c.mode, inp, c.extra, out)
-        r = run_cmd(argv, d, self.env, so, se)
+        r = run_cmd(argv, d, self.env, so, se, self.timeout)
+        self.slowest.append((r.wall, c.name))
         if r.maxrss > self.peak_kib:
             self.peak_kib, self.peak_case = r.maxrss, c.name
         stdout = read_capped(so) if os.path.getsize(so) <= JSON_PARSE_CAP else b""
@@ -420,7 +427,7 @@ class Suite:
         cmd = cmd.replace(self.cwd, "DIR").replace(out, "OUT")
 
         if r.timed_out:
-            return [f"hang: killed after {HARD_TIMEOUT:.0f} s ({cmd}, input {size} bytes)"]
+            return [f"hang: killed after {self.timeout:.0f} s ({cmd}, input {size} bytes)"]
         if r.sig is not None:
             reasons.append(f"crash: killed by signal {r.sig} ({signal.Signals(r.sig).name})")
         m = SANITIZER_RE.search(err_text)
@@ -510,7 +517,10 @@ class Suite:
                 reasons.append(why)
 
         # time
-        if size >= MB and r.sig is None:
+        if not self.timing:
+            if self.verbose:
+                print(f"  time {c.name}: {r.wall:.2f} s (not checked), rss {r.maxrss // 1024} MiB")
+        elif size >= MB and r.sig is None:
             base_t, base_size = self.baseline(c.mode, size, c.extra)
             limit = TIME_FACTOR * base_t + TIME_SLACK
             t = r.wall
@@ -1051,11 +1061,12 @@ def main():
     only = None
     verbose = "-v" in args
     keep = "--keep" in args
+    timing = "--no-timing" not in args
     if "--only" in args:
         only = re.compile(args[args.index("--only") + 1])
     work = tempfile.mkdtemp(prefix="pi-hydrate-hostile-")
     t0 = time.monotonic()
-    S = Suite(binary, work, verbose)
+    S = Suite(binary, work, verbose, timing)
     try:
         by_cat = {}
         for c in cases(S):
@@ -1071,6 +1082,10 @@ def main():
     print("# cases by category: " + ", ".join(f"{k}={v}" for k, v in by_cat.items()))
     print(f"# wall {wall:.1f} s; peak RSS: pi-hydrate {S.peak_kib // 1024} MiB ({S.peak_case}), "
           f"this script {self_kib // 1024} MiB")
+    slow = sorted(S.slowest, reverse=True)[:5]
+    print("# slowest commands: " + ", ".join(f"{n} {w:.1f} s" for w, n in slow))
+    if not timing:
+        print(f"# --no-timing: time bounds not checked (hang detector {NO_TIMING_TIMEOUT:.0f} s per command)")
     print(f"hostile: {S.passed} passed, {S.failed} failed")
     return 0 if S.failed == 0 else 1
 
