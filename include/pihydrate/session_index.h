@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/line_reader.h"
 
@@ -65,6 +66,15 @@ struct Field {
   bool present() const { return kind != JsonKind::kMissing; }
 };
 
+// A member whose text is not kept (objects, or strings read into an enum):
+// only its kind and column, a third of a Field.
+struct KindField {
+  std::uint32_t column = 0;  // 1-based byte column of the value; 0 when missing
+  JsonKind kind = JsonKind::kMissing;
+  bool is_string() const { return kind == JsonKind::kString; }
+  bool present() const { return kind != JsonKind::kMissing; }
+};
+
 struct ToolCallRef {
   std::string_view id;
   std::string_view name;
@@ -87,6 +97,9 @@ struct EntryDetails {
   Field from_id;                 // branch_summary
   Field summary;                 // compaction, branch_summary: text is at most the first byte
                                  // (only its truthiness is read, and summaries can be large)
+  // The text of a string `type` or `message.role` pi does not know.
+  std::string_view unknown_type;
+  std::string_view unknown_role;
 };
 
 // One parsed, non-blank line of the file.
@@ -95,15 +108,15 @@ struct Entry {
   std::uint64_t offset = 0;  // byte offset of the line in the file
   std::uint64_t length = 0;  // bytes in the line, without '\n'
 
-  Field type_field;
+  KindField type_field;  // its text: type_text()
   Field id;
   Field parent_id;
   Field timestamp;
 
   // `message` and what the rules need from inside it.
-  Field message;  // kind only; column of the value
-  Field role_field;
-  Field stop_reason_field;
+  KindField message;
+  KindField role_field;  // a known role's text is `role`; an unknown one's is details().unknown_role
+  KindField stop_reason_field;
   Field message_timestamp;
   Field tool_call_id;  // toolResult.toolCallId
   std::uint32_t tool_calls_begin = 0;
@@ -118,6 +131,9 @@ struct Entry {
   JsonKind usage_cost_kind = JsonKind::kMissing;
   StopReason stop_reason = StopReason::kNone;
   bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
+
+  // The text of a string `type`, known or not.
+  std::string_view type_text() const;
 
   // The rarer members; all missing when the line has none of them.
   const EntryDetails& details() const { return details_ ? *details_ : kNoDetails; }
@@ -167,7 +183,7 @@ struct SessionIndex {
   std::vector<std::uint64_t> invalid_utf8_columns;
   bool entry_cap_hit = false;
 
-  std::vector<Entry> entries;  // parsed non-blank lines, in file order
+  ChunkedVector<Entry> entries;  // parsed non-blank lines, in file order
   std::vector<BadLine> bad_lines;          // the first kMaxKeptProblems of them
   std::uint64_t bad_line_count = 0;        // all of them
   std::uint64_t invalid_utf8_count = 0;    // all lines with invalid UTF-8

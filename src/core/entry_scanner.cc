@@ -160,6 +160,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
  private:
   std::uint32_t value_column() const { return value_column_; }
 
+  void set(KindField& f, JsonKind kind) {
+    f.kind = kind;
+    f.column = value_column();
+  }
+
   void set(Field& f, JsonKind kind, std::string_view text) {
     f.kind = kind;
     f.text = (kind == JsonKind::kString || kind == JsonKind::kNumber) ? arena_.add(text) : std::string_view();
@@ -206,8 +211,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   void record_root(JsonKind kind, std::string_view text) {
     switch (root_key_) {
       case RootKey::kType:
-        set(e_.type_field, kind, text);
+        set(e_.type_field, kind);
         e_.type = kind == JsonKind::kString ? entry_type_of(text) : EntryType::kNone;
+        if (e_.type == EntryType::kUnknown) details().unknown_type = arena_.add(text);
         break;
       case RootKey::kId: set(e_.id, kind, text); break;
       case RootKey::kParentId: set(e_.parent_id, kind, text); break;
@@ -216,8 +222,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case RootKey::kCwd: set(details().cwd, kind, text); break;
       case RootKey::kMessage:
         reset_message();
-        e_.message.kind = kind;
-        e_.message.column = value_column();
+        set(e_.message, kind);
         break;
       case RootKey::kFirstKeptEntryId: set(details().first_kept_entry_id, kind, text); break;
       case RootKey::kFirstKeptEntryIndex: set(details().first_kept_entry_index, kind, text); break;
@@ -234,8 +239,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   void record_message(JsonKind kind, std::string_view text) {
     switch (message_key_) {
       case MessageKey::kRole:
-        set(e_.role_field, kind, text);
+        set(e_.role_field, kind);
         e_.role = kind == JsonKind::kString ? role_of(text) : Role::kNone;
+        if (e_.role == Role::kUnknown) details().unknown_role = arena_.add(text);
         break;
       case MessageKey::kContent:
         e_.content_kind = kind;
@@ -247,7 +253,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         e_.usage_cost_kind = JsonKind::kMissing;
         break;
       case MessageKey::kStopReason:
-        set(e_.stop_reason_field, kind, text);
+        set(e_.stop_reason_field, kind);
         e_.stop_reason = kind == JsonKind::kString ? stop_reason_of(text) : StopReason::kNone;
         break;
       case MessageKey::kTimestamp: set(e_.message_timestamp, kind, text); break;

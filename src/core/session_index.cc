@@ -21,6 +21,26 @@ const char* json_kind_name(JsonKind kind) {
 
 const EntryDetails Entry::kNoDetails{};
 
+std::string_view Entry::type_text() const {
+  switch (type) {
+    case EntryType::kNone: return {};
+    case EntryType::kSession: return "session";
+    case EntryType::kMessage: return "message";
+    case EntryType::kCompaction: return "compaction";
+    case EntryType::kBranchSummary: return "branch_summary";
+    case EntryType::kCustomMessage: return "custom_message";
+    case EntryType::kCustom: return "custom";
+    case EntryType::kLabel: return "label";
+    case EntryType::kSessionInfo: return "session_info";
+    case EntryType::kModelChange: return "model_change";
+    case EntryType::kThinkingLevelChange: return "thinking_level_change";
+    case EntryType::kContextEdit: return "context_edit";
+    case EntryType::kUsage: return "usage";
+    case EntryType::kUnknown: return details().unknown_type;
+  }
+  return {};
+}
+
 std::string_view StringArena::add(std::string_view text) {
   if (text.empty()) return {};
   constexpr std::size_t kBlock = 1 << 16;

@@ -173,7 +173,7 @@ void check_header(RuleContext& ctx) {
     found = std::string("the first JSON line is ") + json_kind_name(first.root) + ", not a session header";
   } else if (first.type != EntryType::kSession) {
     found = "the first JSON line is not a session header (its type is " +
-            (first.type_field.is_string() ? quoted(first.type_field.text) : std::string(json_kind_name(first.type_field.kind))) + ")";
+            (first.type_field.is_string() ? quoted(first.type_text()) : std::string(json_kind_name(first.type_field.kind))) + ")";
     column = first.type_field.present() ? first.type_field.column : 1;
   } else {
     found = std::string("the session header's id is ") + json_kind_name(first.id.kind) + ", not a string";

@@ -51,7 +51,7 @@ void check_entries_lint(RuleContext& ctx) {
     if (e.type == EntryType::kNone || e.type == EntryType::kUnknown) {
       ctx.report(Code::kUnknownEntryType, Severity::kWarning, e.line, e.type_field.present() ? e.type_field.column : 1,
                  e.type == EntryType::kNone ? "entry has no string type: pi keeps it, but it adds nothing to the context"
-                                            : "entry type " + quoted(e.type_field.text) +
+                                            : "entry type " + quoted(e.type_text()) +
                                                   " is unknown to pi: it adds nothing to the context",
                  "use message, compaction, branch_summary, custom_message, custom, label, session_info, model_change "
                  "or thinking_level_change");

@@ -71,7 +71,7 @@ void check_context_messages(RuleContext& ctx) {
       } else if (e.role == Role::kSystem) {
         what = "role \"system\": pi 0.78 drops it before sending (pi 1.5 sends it)";
       } else if (e.role_field.is_string()) {
-        what = "role " + quoted(e.role_field.text) + " is not one pi knows: pi-ai drops this message before sending";
+        what = "role " + quoted(e.details().unknown_role) + " is not one pi knows: pi-ai drops this message before sending";
       } else {
         what = std::string("message role is ") + json_kind_name(e.role_field.kind) +
                ": pi-ai drops this message before sending";

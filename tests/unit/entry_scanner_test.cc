@@ -108,3 +108,30 @@ TEST_F(ScannerTest, StartsAfterABomButKeepsPhysicalColumns) {
 
 }  // namespace
 }  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// The index's entry store: elements stay where they are while it grows
+// across chunk boundaries, and iteration sees them in order.
+TEST(ChunkedVectorTest, GrowsAcrossChunksWithoutMovingElements) {
+  ChunkedVector<std::uint64_t, 4> v;
+  EXPECT_TRUE(v.empty());
+  v.push_back(0);
+  const std::uint64_t* first = &v[0];
+  for (std::uint64_t i = 1; i < 11; ++i) v.push_back(i * 10);
+  EXPECT_EQ(v.size(), 11u);
+  EXPECT_EQ(&v[0], first);
+  EXPECT_EQ(v[4], 40u);
+  EXPECT_EQ(v.back(), 100u);
+  std::uint64_t expected = 0, seen = 0;
+  for (std::uint64_t x : v) {
+    EXPECT_EQ(x, expected);
+    expected += 10;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 11u);
+}
+
+}  // namespace
+}  // namespace pihydrate

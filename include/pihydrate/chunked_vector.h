@@ -1,0 +1,65 @@
+// A growable array in fixed-size chunks: elements never move, and growing
+// never holds two copies. std::vector doubles by copying, so an index of N
+// entries briefly needed room for 3N/2..2N of them; here the peak is N plus
+// one chunk.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace pihydrate {
+
+template <typename T, std::size_t kChunk = 4096>
+class ChunkedVector {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  T& operator[](std::size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  const T& operator[](std::size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  T& back() { return (*this)[size_ - 1]; }
+  const T& back() const { return (*this)[size_ - 1]; }
+
+  void push_back(T value) {
+    if (size_ % kChunk == 0 && size_ / kChunk == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    (*this)[size_++] = std::move(value);
+  }
+
+  template <typename Owner, typename Value>
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Value*;
+    using reference = Value&;
+    Iterator(Owner* owner, std::size_t i) : owner_(owner), i_(i) {}
+    reference operator*() const { return (*owner_)[i_]; }
+    pointer operator->() const { return &(*owner_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return i_ == other.i_; }
+    bool operator!=(const Iterator& other) const { return i_ != other.i_; }
+
+   private:
+    Owner* owner_;
+    std::size_t i_;
+  };
+  using iterator = Iterator<ChunkedVector, T>;
+  using const_iterator = Iterator<const ChunkedVector, const T>;
+  iterator begin() { return {this, 0}; }
+  iterator end() { return {this, size_}; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace pihydrate
