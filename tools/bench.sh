@@ -7,6 +7,8 @@
 #   tools/bench.sh [SIZE] [SEED]        default 256M, seed 1; files go to build/bench/
 #   PI_DEST=build/pi tools/bench.sh     where tests/conformance/install_pi.sh put pi
 #                                       (skipped, with a note, when missing)
+#   BIG_SIZE=1G tools/bench.sh          also validate and hydrate a session of this size,
+#                                       for the memory bound on big files (BIG_SIZE=none: skip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-256M}
@@ -19,6 +21,11 @@ session="$dir/session-$size-$seed.jsonl"
 thread="$dir/thread-$size-$seed.json"
 [ -f "$session" ] || python3 tools/gen_corpus.py --kind session --size "$size" --seed "$seed" -o "$session"
 [ -f "$thread" ] || python3 tools/gen_corpus.py --kind thread --size "$size" --seed "$seed" -o "$thread"
+big_size=${BIG_SIZE:-1G}
+big="$dir/session-$big_size-$seed.jsonl"
+if [ "$big_size" != none ] && [ ! -f "$big" ]; then
+  python3 tools/gen_corpus.py --kind session --size "$big_size" --seed "$seed" -o "$big"
+fi
 [ -x "$bin" ] || { echo "bench.sh: build $bin first (cmake --build build)" >&2; exit 2; }
 
 bytes=$(stat -L -c %s "$session")
@@ -38,6 +45,10 @@ rows+=("$(run cat "$session" cat "$session")")
 rows+=("$(run validate "$session" "$bin" validate "$session")")
 rows+=("$(run 'hydrate --session' "$session" "$bin" --session "$session" --cwd /tmp -o "$dir/out-session.jsonl" --force)")
 rows+=("$(run 'hydrate --thread' "$thread" "$bin" --thread "$thread" --cwd /tmp -o "$dir/out-thread.jsonl" --force)")
+if [ "$big_size" != none ]; then
+  rows+=("$(run "validate $big_size" "$big" "$bin" validate "$big")")
+  rows+=("$(run "hydrate --session $big_size" "$big" "$bin" --session "$big" --cwd /tmp -o "$dir/out-big.jsonl" --force)")
+fi
 if [ -x "$pi_dest/node/bin/node" ]; then
   rows+=("$(run 'pi 0.78 load' "$session" "$pi_dest/node/bin/node" tests/conformance/pi_load.mjs --pi "$pi_dest/pi-0.78.0" --cwd /tmp --timeout 300 "$session")")
 else
@@ -46,18 +57,19 @@ fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "input: $session ($((bytes / 1048576)) MiB, $entries lines), seed $seed"
-printf '%-20s %9s %10s %9s %9s %9s\n' job wall_s peak_MiB MB/s x_cat x_pi
+printf '%-24s %9s %10s %9s %9s %9s\n' job wall_s peak_MiB MB/s x_cat x_pi
 field() { echo "$1" | cut -d'|' -f"$2"; }
 cat_s=$(field "${rows[0]}" 3)
 pi_s=""
 for r in "${rows[@]}"; do [[ $r == "pi 0.78 load|"* ]] && pi_s=$(field "$r" 3); done
 for r in "${rows[@]}"; do
   awk -v n="$(field "$r" 1)" -v b="$(field "$r" 2)" -v w="$(field "$r" 3)" -v r="$(field "$r" 4)" \
-      -v c="$cat_s" -v p="$pi_s" 'BEGIN {
+      -v c="$cat_s" -v p="$pi_s" -v base="$bytes" 'BEGIN {
     mbs = (w > 0) ? b / 1e6 / w : 0
-    xc = (c > 0) ? w / c : 0
-    xp = (p != "" && w > 0) ? sprintf("%.1f", p / w) : "-"
-    printf "%-20s %9.2f %10.1f %9.0f %9.1f %9s\n", n, w, r / 1024, mbs, xc, xp
+    # Ratios only between inputs of about the same size (not for the big session).
+    xc = (c > 0 && b < 1.1 * base) ? sprintf("%.1f", w / c) : "-"
+    xp = (p != "" && w > 0 && b < 1.1 * base) ? sprintf("%.1f", p / w) : "-"
+    printf "%-24s %9.2f %10.1f %9.0f %9s %9s\n", n, w, r / 1024, mbs, xc, xp
   }'
 done
 echo "x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"
