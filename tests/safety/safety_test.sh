@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The writing guarantees of docs/hydrate.md, tested on the real binary:
-# inputs are never modified, nothing partial or temporary is left behind on
-# failure (bad input, disk full, a full stdout, SIGTERM), refusals (existing
-# target, the input itself, a symlink) and mode 0600.
+# The writing guarantees of docs/hydrate.md and docs/reliability.md, tested on
+# the real binary: inputs are never modified (checksums of every input before
+# and after all the commands below), nothing partial or temporary is left
+# behind on failure (bad input, a failed verification, an input that changes
+# while it is read, disk full, a full stdout, SIGINT, SIGTERM, SIGHUP),
+# refusals (existing target, the input itself, a symlink), mode 0600, and
+# contained paths (a crafted session id, thread id, timestamp or --cwd never
+# puts a file outside --session-dir or --agent-dir).
 #   safety_test.sh PI_HYDRATE
 set -u
 bin=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
-trap 'umount "$work/small" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exec 3>&- 2>/dev/null; umount "$work/small" 2>/dev/null; rm -rf "$work"' EXIT
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok: $*"; }
@@ -16,24 +20,52 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 leftovers() { find "$1" -name '.pi-hydrate-*' | wc -l; }
 
+# ---- Inputs. Every file a command below reads is listed in `inputs`; their
+# checksums are compared once more after the last command.
 session="$work/in.jsonl"
 cp "$root/examples/session.jsonl" "$session"
 thread="$work/t.json"
 cp "$root/examples/thread.json" "$thread"
+printf '{"type":"message"}\n' > "$work/noheader.jsonl"
+printf '{"format":"thread-export","version":2}' > "$work/bad.json"
+python3 "$root/tools/gen_corpus.py" --kind session --size 160M --seed 3 -o "$work/big.jsonl"
+big="$work/big.jsonl"
+# Crafted names: a header id and timestamp that climb out of the target, an id
+# with '/', an id too long for a file name, a thread whose id, createdAt and
+# entry id climb out.
+sed '1s|"id":"[^"]*"|"id":"../../evil"|; 1s|"timestamp":"[^"]*"|"timestamp":"../../../evil"|' \
+  "$session" > "$work/evil-id.jsonl"
+sed '1s|"id":"[^"]*"|"id":"a/b/../../../evil"|' "$session" > "$work/slash-id.jsonl"
+sed "1s|\"id\":\"[^\"]*\"|\"id\":\"$(printf 'a%.0s' $(seq 1 300))\"|" "$session" > "$work/long-id.jsonl"
+python3 - "$thread" "$work/evil-thread.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["thread"]["id"] = "../../evil/x"
+doc["thread"]["createdAt"] = "../../../evil"
+doc["entries"][0]["id"] = "../../../e1"
+json.dump(doc, open(sys.argv[2], "w"))
+EOF
+inputs=("$session" "$thread" "$work/noheader.jsonl" "$work/bad.json" "$big" "$work/evil-id.jsonl"
+        "$work/slash-id.jsonl" "$work/long-id.jsonl" "$work/evil-thread.json")
+large="$root/../shared/fixtures/pi-real/large-session.jsonl"
+[ -f "$large" ] && inputs+=("$large")
 sum_before=$(sha256sum "$session" "$thread")
+all_before=$(sha256sum "${inputs[@]}")
 
 # Inputs are never modified, by any command.
-"$bin" validate "$session" > /dev/null
-"$bin" validate --level lint --format json "$session" > /dev/null
-"$bin" --session "$session" --cwd "$work" -o "$work/out1.jsonl" 2> /dev/null
-"$bin" --thread "$thread" --cwd "$work" -o "$work/out2.jsonl" 2> /dev/null
-"$bin" --session "$session" --cwd "$work" -o - > /dev/null 2>&1
+codes=""
+"$bin" validate "$session" > /dev/null; codes+=" $?"
+"$bin" validate --level lint --format json "$session" > /dev/null; codes+=" $?"
+"$bin" --session "$session" --cwd "$work" -o "$work/out1.jsonl" 2> /dev/null; codes+=" $?"
+"$bin" --thread "$thread" --cwd "$work" -o "$work/out2.jsonl" 2> /dev/null; codes+=" $?"
+"$bin" --session "$session" --cwd "$work" -o - > /dev/null 2>&1; codes+=" $?"
+check "validate and hydrate of the examples: exit 0 each (got$codes)" '[ "$codes" = " 0 0 0 0 0" ]'
 check "inputs unchanged after validate and hydrate" '[ "$(sha256sum "$session" "$thread")" = "$sum_before" ]'
 
 # Created files are 0600: sessions hold secrets.
 check "output mode is 0600" '[ "$(stat -c %a "$work/out1.jsonl")" = 600 ]'
 
-# Refusals.
+# ---- Refusals.
 echo keep > "$work/existing.jsonl"
 "$bin" --session "$session" --cwd "$work" -o "$work/existing.jsonl" 2> /dev/null
 code=$?
@@ -48,25 +80,45 @@ check "a symlink target refused (exit 2), nothing created behind it" '[ $code -e
 "$bin" --session "$session" --cwd "$work" -o "$work/existing.jsonl" --force 2> /dev/null
 check "--force replaces an existing file" '[ "$(head -c 17 "$work/existing.jsonl")" = "{\"type\":\"session\"" ]'
 
-# Bad input: exit 1, nothing written, no temporary file.
-printf '{"type":"message"}\n' > "$work/noheader.jsonl"
+# ---- Bad input: exit 1, nothing written, no temporary file.
 "$bin" --session "$work/noheader.jsonl" --cwd "$work" -o "$work/out3.jsonl" 2> /dev/null
 code=$?
 check "bad input: exit 1, no output, no temporary file" '[ $code -eq 1 ] && [ ! -e "$work/out3.jsonl" ] && [ "$(leftovers "$work")" -eq 0 ]'
-printf '{"format":"thread-export","version":2}' > "$work/bad.json"
 "$bin" --thread "$work/bad.json" --cwd "$work" --session-dir "$work/sd" 2> /dev/null
 code=$?
 check "bad thread: exit 1, nothing in --session-dir" '[ $code -eq 1 ] && [ -z "$(ls -A "$work/sd" 2>/dev/null)" ]'
 
-# Disk full: a 64 KiB tmpfs cannot hold the hydrated fixture.
+# ---- Verification failure. The output fails verification when its header
+# cwd is gone by the time it is validated (PH103). Standard input is a FIFO:
+# once pi-hydrate spools it (an unlinked temporary file appears among its open
+# files; the --cwd check is behind it), the cwd is removed, then the session is
+# sent. Deterministic: no race with the write.
+vf="$work/vf"
+mkdir -p "$vf/out" "$vf/gone"
+mkfifo "$vf/fifo"
+"$bin" --session - --cwd "$vf/gone" -o "$vf/out/out.jsonl" < "$vf/fifo" 2> "$vf/err.txt" &
+pid=$!
+exec 3> "$vf/fifo"
+spooling=0
+for _ in $(seq 1 3000); do
+  if ls -l /proc/$pid/fd 2> /dev/null | grep -q '(deleted)'; then spooling=1; break; fi
+  sleep 0.01
+done
+rmdir "$vf/gone"
+cat "$session" >&3
+exec 3>&-
+wait $pid
+code=$?
+check "verification failure: exit 1, no output, no temporary file" \
+  '[ $spooling -eq 1 ] && [ $code -eq 1 ] && grep -q "output failed verification" "$vf/err.txt" && [ ! -e "$vf/out/out.jsonl" ] && [ "$(leftovers "$vf")" -eq 0 ]'
+
+# ---- Disk full: a 64 KiB tmpfs cannot hold the hydrated fixture.
 mkdir -p "$work/small"
 if mount -t tmpfs -o size=64k tmpfs "$work/small" 2> /dev/null; then
-  big="$root/../shared/fixtures/pi-real/large-session.jsonl"
-  [ -f "$big" ] || big="$thread"
-  if [ "$big" = "$thread" ]; then
-    "$bin" --thread "$big" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
+  if [ -f "$large" ]; then
+    "$bin" --session "$large" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
   else
-    "$bin" --session "$big" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
+    "$bin" --thread "$thread" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
   fi
   code=$?
   check "disk full: exit 2, no partial output, no temporary file" '[ $code -eq 2 ] && [ ! -e "$work/small/out.jsonl" ] && [ "$(leftovers "$work/small")" -eq 0 ]'
@@ -81,18 +133,121 @@ TMPDIR="$work/tmp" "$bin" --session "$session" --cwd "$work" -o - > /dev/full 2>
 code=$?
 check "full stdout: exit 2, no temporary file" '[ $code -eq 2 ] && [ "$(leftovers "$work/tmp")" -eq 0 ]'
 
-# SIGTERM in the middle of a large write: no output, no temporary file.
-# The kill waits until the temporary file exists, so it lands mid-write.
-python3 "$root/tools/gen_corpus.py" --kind session --size 160M --seed 3 -o "$work/big.jsonl"
-mkdir -p "$work/sig"
-"$bin" --session "$work/big.jsonl" --cwd "$work" -o "$work/sig/out.jsonl" 2> /dev/null &
+# ---- Mid-write events on the 160 MB input. Each waits until the temporary
+# file exists (up to 300 s: the sanitizer build indexes slowly), so the event
+# lands between the first write and the rename; the check requires that the
+# temporary file was seen.
+wait_for_temp() {  # DIR PID: 0 once DIR holds a temporary file, 1 if PID ended first
+  for _ in $(seq 1 30000); do
+    [ "$(leftovers "$1")" -gt 0 ] && return 0
+    # ended (a zombie until `wait` reaps it, so kill -0 would still succeed)
+    case $(sed 's/.*) //' "/proc/$2/stat" 2> /dev/null) in Z* | '') return 1 ;; esac
+    sleep 0.01
+  done
+  return 1
+}
+
+# A signal: killed by it, no output, no temporary file. A background job of a
+# script starts with SIGINT ignored and pi-hydrate keeps an ignored signal
+# ignored, so the default action is restored before exec.
+signal_mid_write() {  # SIGNAL EXPECTED_EXIT
+  local sig=$1 want=$2 dir="$work/sig-$1" seen=0 code pid
+  mkdir -p "$dir"
+  python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$bin" --session "$big" --cwd "$work" -o "$dir/out.jsonl" 2> /dev/null &
+  pid=$!
+  wait_for_temp "$dir" $pid && seen=1
+  kill -"$sig" $pid 2> /dev/null
+  wait $pid 2> /dev/null  # without bash's "Hangup" job notice
+  code=$?
+  check "SIG$sig mid-write: killed by the signal (exit $code), no output, no temporary file" \
+    '[ $seen -eq 1 ] && [ $code -eq $want ] && [ ! -e "$dir/out.jsonl" ] && [ "$(leftovers "$dir")" -eq 0 ]'
+}
+signal_mid_write INT 130
+signal_mid_write TERM 143
+signal_mid_write HUP 129
+
+# The input grows while it is read (a copy: the real inputs stay untouched):
+# exit 1 (PH904), no output, no temporary file.
+cp "$big" "$work/changing.jsonl"
+mkdir -p "$work/ch"
+"$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/ch/out.jsonl" 2> "$work/ch/err.txt" &
 pid=$!
-for _ in $(seq 1 200); do [ "$(leftovers "$work/sig")" -gt 0 ] && break; sleep 0.01; done
-kill -TERM $pid 2> /dev/null
+seen=0
+wait_for_temp "$work/ch" $pid && seen=1
+printf '{"type":"custom","id":"ffff0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}\n' \
+  >> "$work/changing.jsonl"
 wait $pid
 code=$?
-check "SIGTERM mid-write: killed by the signal (exit $code), no output, no temporary file" \
-  '[ $code -eq 143 ] && [ ! -e "$work/sig/out.jsonl" ] && [ "$(leftovers "$work/sig")" -eq 0 ]'
+check "input changed mid-read: exit 1 (PH904), no output, no temporary file" \
+  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/ch/err.txt" && [ ! -e "$work/ch/out.jsonl" ] && [ "$(leftovers "$work/ch")" -eq 0 ]'
+rm -f "$work/changing.jsonl"
+
+# ---- Contained paths: names derived from the input or the options never put
+# a file outside --session-dir or --agent-dir. Each target sits three levels
+# below $work, so an escape through ../.. would land inside $work, where a
+# listing of $work (all but the target) taken before and after sees it.
+# Outcome: exit 0 with the printed path a regular file in the right directory,
+# or exit 2 (refused) with nothing in the target; either way nothing new outside.
+outside() { find "$work" -path "$1" -prune -o -print | sort; }
+placed() {  # PATH TARGET MODE [AGENT_SUBDIR]
+  local file=$1 target=$2 mode=$3 dir
+  [ -f "$file" ] && [ ! -L "$file" ] || return 1
+  dir=$(dirname "$(realpath "$file")")
+  if [ "$mode" = session-dir ]; then
+    [ "$dir" = "$(realpath "$target")" ]
+  elif [ -n "${4:-}" ]; then
+    [ "$dir" = "$(realpath "$target")/sessions/$4" ]
+  else
+    [ "$(dirname "$dir")" = "$(realpath "$target")/sessions" ] && case $(basename "$dir") in --*--) true ;; *) false ;; esac
+  fi
+}
+n_contained=0
+contained() {  # NAME MODE EXPECT(any|refused) [AGENT_SUBDIR] -- HYDRATE ARGS...
+  local name=$1 mode=$2 expect=$3 sub="" before after out code target
+  shift 3
+  if [ "$1" != -- ]; then sub=$1; shift; fi
+  shift
+  n_contained=$((n_contained + 1))
+  target="$work/cp/$n_contained/a/target"
+  mkdir -p "$target"
+  : > "$work/cp/$n_contained/err.txt"
+  before=$(outside "$target")
+  out=$("$bin" "$@" --"$mode" "$target" 2> "$work/cp/$n_contained/err.txt")
+  code=$?
+  after=$(outside "$target")
+  if [ $code -eq 0 ] && [ "$expect" = any ]; then
+    check "contained, $name (--$mode): written inside the target" \
+      '[ "$before" = "$after" ] && placed "$out" "$target" "$mode" "$sub" && [ "$(leftovers "$target")" -eq 0 ]'
+  else
+    check "contained, $name (--$mode): refused (exit $code, expected 2), nothing written" \
+      '[ $code -eq 2 ] && [ "$before" = "$after" ] && [ -z "$(find "$target" -type f)" ]'
+  fi
+}
+for mode in session-dir agent-dir; do
+  contained "header id ../../evil, timestamp ../../../evil" $mode any -- --session "$work/evil-id.jsonl" --cwd "$work"
+  contained "header id with '/'" $mode any -- --session "$work/slash-id.jsonl" --cwd "$work"
+  contained "thread id, createdAt and entry id climbing out" $mode any -- --thread "$work/evil-thread.json" --cwd "$work"
+  contained "header id too long for a file name" $mode refused -- --session "$work/long-id.jsonl" --cwd "$work"
+  contained "--session-id ../../evil" $mode refused -- --session "$session" --cwd "$work" --session-id ../../evil
+  contained "--session-id a/b" $mode refused -- --thread "$thread" --cwd "$work" --session-id a/b
+  contained "--timestamp ../../evil" $mode refused -- --session "$session" --cwd "$work" --timestamp ../../evil
+done
+# A --cwd with '..' components: the encoded directory is one path component
+# derived from the normalized cwd, directly under DIR/sessions.
+mkdir -p "$work/cwds/a" "$work/cwds/b"
+norm=$(realpath -ms "$work/cwds/a/../b")
+enc="--$(printf '%s' "${norm#/}" | tr '/\\:' '---')--"
+contained "--cwd with '..' components" agent-dir any "$enc" -- --session "$session" --cwd "$work/cwds/a/../b/."
+contained "thread, --cwd with '..' components" agent-dir any "$enc" -- --thread "$thread" --cwd "$work/cwds/a/../../cwds/b"
+contained "--cwd climbing above /" agent-dir any -- --session "$session" --cwd "$work/cwds/a/../../../../../../../../../../.."
+contained "--cwd relative with '..'" agent-dir any -- --session "$session" --cwd "../../../../../../../../../../.."
+
+# Inputs never modified: every input, after every command above.
+check "every input unchanged after all ${#inputs[@]} inputs went through the commands above" \
+  '[ "$(sha256sum "${inputs[@]}")" = "$all_before" ]'
 
 echo "safety: $passed passed, $failed failed"
 [ $failed -eq 0 ]
