@@ -4,9 +4,10 @@
 # and after all the commands below), nothing partial or temporary is left
 # behind on failure (bad input, a failed verification, an input that changes
 # while it is read, disk full, a full stdout, SIGINT, SIGTERM, SIGHUP),
-# refusals (existing target, the input itself, a symlink), mode 0600, and
-# contained paths (a crafted session id, thread id, timestamp or --cwd never
-# puts a file outside --session-dir or --agent-dir).
+# refusals (existing target, the input itself, a symlink), mode 0600, the
+# atomic write's system calls (with strace), and contained paths (a crafted
+# session id, thread id, timestamp or --cwd never puts a file outside
+# --session-dir or --agent-dir).
 #   safety_test.sh PI_HYDRATE
 set -u
 bin=$1
@@ -65,6 +66,55 @@ check "inputs unchanged after validate and hydrate" '[ "$(sha256sum "$session" "
 # Created files are 0600: sessions hold secrets.
 check "output mode is 0600" '[ "$(stat -c %a "$work/out1.jsonl")" = 600 ]'
 
+# Atomic write, seen in the system calls (when strace is installed): a new
+# temporary file (O_EXCL, 0600) in the target's directory, fsynced, then
+# linked onto the target (rename with --force), then the directory fsynced.
+atomic_trace() {  # LABEL EXTRA_ARGS...
+  local label=$1 dir="$work/atomic" verdict code
+  shift
+  mkdir -p "$dir"
+  # LeakSanitizer cannot run under ptrace: off for this run of a sanitizer build.
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    strace -f -qq -e trace=openat,fsync,fdatasync,link,linkat,rename,renameat,renameat2 -o "$dir/trace.txt" \
+    "$bin" --session "$session" --cwd "$work" -o "$dir/out.jsonl" "$@" 2> /dev/null
+  code=$?
+  verdict=$(python3 - "$dir/trace.txt" "$dir" <<'EOF2'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+d = sys.argv[2]
+def find(pat, start=0):
+    for i in range(start, len(lines)):
+        m = re.search(pat, lines[i])
+        if m:
+            return i, m
+    return None, None
+i, m = find(r'openat\(AT_FDCWD, "' + re.escape(d) + r'/(\.pi-hydrate-[^"]+)", O_RDWR\|O_CREAT\|O_EXCL, 0600\)\s*= (\d+)')
+if i is None:
+    sys.exit("no temporary file created with O_EXCL and mode 0600 in the target directory")
+temp, fd = m.group(1), m.group(2)
+j, _ = find(r'\b(fsync|fdatasync)\(' + fd + r'\)\s*= 0', i)
+if j is None:
+    sys.exit("the temporary file is never fsynced")
+k, m = find(r'\b(link|linkat|rename|renameat|renameat2)\(.*' + re.escape(temp) + r'".*out\.jsonl".*= 0', i)
+if k is None or k < j:
+    sys.exit("no link/rename of the temporary file onto the target after its fsync")
+op = m.group(1)
+l, m = find(r'openat\(AT_FDCWD, "' + re.escape(d) + r'", [^)]*O_DIRECTORY[^)]*\)\s*= (\d+)', k)
+if l is None or find(r'\bfsync\(' + m.group(1) + r'\)\s*= 0', l)[0] is None:
+    sys.exit("the directory is not fsynced after the " + op)
+print(op)
+EOF2
+)
+  check "atomic write ($label): temporary file 0600 in the target directory, fsynced, ${verdict:-?} onto the target, directory fsynced" \
+    '[ $code -eq 0 ] && [ -s "$dir/out.jsonl" ] && [ -n "$verdict" ] && [ "$(leftovers "$dir")" -eq 0 ]'
+}
+if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; then
+  atomic_trace "new file"
+  atomic_trace "--force over an existing file" --force
+else
+  echo "skip: strace is not available (atomic-write system call checks)"
+fi
+
 # ---- Refusals.
 echo keep > "$work/existing.jsonl"
 "$bin" --session "$session" --cwd "$work" -o "$work/existing.jsonl" 2> /dev/null
@@ -78,7 +128,8 @@ ln -s "$work/elsewhere.jsonl" "$work/link.jsonl"
 code=$?
 check "a symlink target refused (exit 2), nothing created behind it" '[ $code -eq 2 ] && [ ! -e "$work/elsewhere.jsonl" ]'
 "$bin" --session "$session" --cwd "$work" -o "$work/existing.jsonl" --force 2> /dev/null
-check "--force replaces an existing file" '[ "$(head -c 17 "$work/existing.jsonl")" = "{\"type\":\"session\"" ]'
+code=$?
+check "--force replaces an existing file" '[ $code -eq 0 ] && [ "$(head -c 17 "$work/existing.jsonl")" = "{\"type\":\"session\"" ]'
 
 # ---- Bad input: exit 1, nothing written, no temporary file.
 "$bin" --session "$work/noheader.jsonl" --cwd "$work" -o "$work/out3.jsonl" 2> /dev/null
