@@ -21,6 +21,10 @@ struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
   std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
+  // When >= 0, the converted session is written to this file descriptor (at
+  // its current position) instead of ConvertedThread::session, so a big
+  // export is not held in memory twice. Write errors throw IoError.
+  int spool_fd = -1;
 };
 
 // Where a line of the converted session came from, for messages about it.
@@ -32,7 +36,8 @@ struct ThreadOrigin {
 };
 
 struct ConvertedThread {
-  std::string session;                  // header + one line per entry, '\n'-terminated
+  std::string session;                  // header + one line per entry, '\n'-terminated (empty when spooled)
+  std::uint64_t session_bytes = 0;      // its size, spooled or not
   std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
   std::string session_id;               // derived from thread.id
   std::string timestamp;                // thread.createdAt, else the first entry's time

@@ -118,13 +118,21 @@ void print_summary_json(const HydrateReport& r, const std::string& target, bool 
   err << "\n";
 }
 
+// An unlinked temporary file in $TMPDIR (or /tmp): nothing is left behind,
+// whatever happens to the process.
+int make_unlinked_temp(const std::string& what) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/pi-hydrate-spool-XXXXXX";
+  int fd = ::mkstemp(path.data());
+  if (fd < 0) throw IoError("cannot create a temporary file for " + what + ": " + std::strerror(errno));
+  ::unlink(path.c_str());
+  return fd;
+}
+
 // Standard input is read twice (index, then copy), so it is spooled first to
 // an unlinked temporary file.
 int spool_stdin(std::istream& in) {
-  char path[] = "/tmp/pi-hydrate-stdin-XXXXXX";
-  int fd = ::mkstemp(path);
-  if (fd < 0) throw IoError(std::string("cannot spool standard input: ") + std::strerror(errno));
-  ::unlink(path);
+  int fd = make_unlinked_temp("standard input");
   struct Closer {
     int& fd;
     bool armed = true;
@@ -333,9 +341,16 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   SessionIndex index;
   std::unique_ptr<LineSource> lines;
   ConvertedThread thread;
+  Fd spool;
   if (is_thread) {
-    std::string bytes = read_all(input_fd.fd, display);
-    thread = convert_thread_export(bytes, display, to);
+    // The converted session goes to a temporary file, and the export's bytes
+    // are freed before the session is read: a big export is never held twice.
+    spool.fd = make_unlinked_temp("the converted thread");
+    to.spool_fd = spool.fd;
+    {
+      std::string bytes = read_all(input_fd.fd, display);
+      thread = convert_thread_export(bytes, display, to);
+    }
     if (!thread.ok()) {
       if (report_format == "json") {
         HydrateReport failed;
@@ -349,9 +364,11 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
     if (!ho.session_id) ho.session_id = thread.session_id;
     if (!ho.timestamp) ho.timestamp = thread.timestamp;
-    auto memory = make_memory_source(thread.session);
-    index = build_session_index(*memory, display, ho.index);
-    lines = make_memory_line_source(std::move(thread.session));
+    if (::lseek(spool.fd, 0, SEEK_SET) < 0)
+      throw IoError(std::string("cannot rewind the converted thread: ") + std::strerror(errno));
+    auto source = make_fd_source(spool.fd, display);
+    index = build_session_index(*source, display, ho.index);
+    lines = make_fd_line_source(spool.fd, display);
   } else {
     auto source = make_fd_source(input_fd.fd, display);
     index = build_session_index(*source, display, ho.index);

@@ -2,8 +2,12 @@
 // from a thread export to a linear session in pi's line format. Tool-call
 // pairing, ids and writing are left to hydrate_session, which treats the
 // result like any other session (a v1-shaped file: no ids, one chain).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cctype>
 #include <map>
 #include <cstdio>
@@ -11,6 +15,7 @@
 #include <unordered_map>
 
 #include "hydrate/thread_document.h"
+#include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
 #include "pihydrate/thread_export.h"
 
@@ -144,11 +149,14 @@ class Mapper {
   std::string text_of_message(JsonRef message);
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
   void push(std::size_t env, std::string line);
+  void emit_line(std::string_view line);
+  void flush_spool();
 
   const ThreadDocument& doc_;
   const std::string& file_;
   const ThreadOptions& options_;
   ConvertedThread& out_;
+  std::string spool_buffer_;  // lines not yet written to options_.spool_fd
   JsonRef thread_;
   std::vector<Envelope> envs_;
   std::vector<Item> items_;
@@ -705,9 +713,7 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
 // Appends one converted line to the session text (a pretty-printed export
 // must still give one line per entry) and remembers where it came from.
 void Mapper::push(std::size_t env, std::string line) {
-  if (out_.session.empty()) out_.session.reserve(doc_.bytes().size() + 4096);
-  out_.session += compact_json(line);
-  out_.session += '\n';
+  emit_line(line);
   Item item;
   item.env = env;
   items_.push_back(std::move(item));
@@ -718,6 +724,30 @@ void Mapper::push(std::size_t env, std::string line) {
   o.envelope_id = e.id;
   doc_.position(e.ref.begin, o.line, o.column);
   out_.origins.push_back(std::move(o));
+}
+
+// One line of the converted session (compacted: a pretty-printed export must
+// still give one line per entry), into memory or the spool file.
+void Mapper::emit_line(std::string_view line) {
+  std::string& target = options_.spool_fd >= 0 ? spool_buffer_ : out_.session;
+  const std::size_t before = target.size();
+  target += compact_json(line);
+  target += '\n';
+  out_.session_bytes += target.size() - before;
+  if (options_.spool_fd >= 0 && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();
+}
+
+void Mapper::flush_spool() {
+  const char* p = spool_buffer_.data();
+  std::size_t left = spool_buffer_.size();
+  while (left > 0) {
+    ssize_t n = ::write(options_.spool_fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError(std::string("cannot write the converted thread to a temporary file: ") + std::strerror(errno));
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  spool_buffer_.clear();
 }
 
 // R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
@@ -865,15 +895,20 @@ void Mapper::run() {
   }
   const std::string thread_id = doc_.string_value(doc_.member(thread_, "id"));
   out_.session_id = derived_session_id(thread_id);
+  // A v1-shaped session: no version, no ids; hydrate_session chains it.
+  ThreadOrigin thread_origin;
+  thread_origin.path = "thread";
+  doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
+  if (options_.spool_fd < 0) out_.session.reserve(doc_.bytes().size() + 4096);
+  emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
+            json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
+  out_.origins.push_back(thread_origin);
   plan_echoes_and_user_replacements();
   plan_chunk_groups();
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
   std::vector<std::pair<std::string, ThreadOrigin>> trailer;
-  ThreadOrigin thread_origin;
-  thread_origin.path = "thread";
-  doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
   if (options_.trailer) {
     std::string ts = last_ts_.empty() ? out_.timestamp : last_ts_;
     JsonRef title = doc_.member(thread_, "title");
@@ -892,16 +927,11 @@ void Mapper::run() {
                              std::string(doc_.raw(level)) + "}", thread_origin});
   }
 
-  // A v1-shaped session: no version, no ids; hydrate_session chains it. The
-  // header goes in front of the lines pushed so far.
-  out_.session.insert(0, "{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
-                             json_quote(out_.timestamp) + ",\"cwd\":\"/\"}\n");
-  out_.origins.insert(out_.origins.begin(), thread_origin);
   for (auto& [line, origin] : trailer) {
-    out_.session += compact_json(line);
-    out_.session += '\n';
+    emit_line(line);
     out_.origins.push_back(origin);
   }
+  flush_spool();
 }
 
 }  // namespace

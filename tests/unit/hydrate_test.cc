@@ -1,5 +1,13 @@
 #include "pihydrate/hydrate.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "pihydrate/thread_export.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -122,6 +130,41 @@ TEST(Hydrate, NoHeaderIsAnError) {
   Result r = hydrate(user("u1", nullptr, "q") + "\n");
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.lines.empty());
+}
+
+}  // namespace
+}  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// hydrate streams a converted thread to a temporary file; the bytes there
+// must be exactly the in-memory conversion's.
+TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
+  const std::string source_path = std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/example/input.json";
+  std::ifstream in(source_path, std::ios::binary);
+  ASSERT_TRUE(in) << source_path;
+  const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  std::string bytes = original;
+  ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
+  ASSERT_TRUE(memory.ok());
+  ASSERT_FALSE(memory.session.empty());
+  EXPECT_EQ(memory.session_bytes, memory.session.size());
+
+  FILE* spool = std::tmpfile();
+  ASSERT_NE(spool, nullptr);
+  ThreadOptions options;
+  options.spool_fd = fileno(spool);
+  bytes = original;
+  ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
+  ASSERT_TRUE(spooled.ok());
+  EXPECT_TRUE(spooled.session.empty());
+  std::string written(spooled.session_bytes, '\0');
+  ASSERT_EQ(::pread(fileno(spool), written.data(), written.size(), 0), static_cast<ssize_t>(written.size()));
+  std::fclose(spool);
+  EXPECT_EQ(written, memory.session);
+  EXPECT_EQ(spooled.origins.size(), memory.origins.size());
 }
 
 }  // namespace
