@@ -1,5 +1,6 @@
 // Google Benchmark micro-benchmarks for the hot paths: line splitting,
-// scanning (parsing), the pi view with tool pairing, and rendering entries.
+// scanning (parsing), the pi view with tool pairing, rendering entries, and
+// converting a thread export.
 // Figures only; nothing here asserts a time. Run: build/tools/bench/pihydrate_bench
 #include <benchmark/benchmark.h>
 
@@ -10,6 +11,7 @@
 #include "pihydrate/line_reader.h"
 #include "pihydrate/pi_view.h"
 #include "pihydrate/session_index.h"
+#include "pihydrate/thread_export.h"
 
 namespace {
 
@@ -105,6 +107,50 @@ void BM_HydrateWrite(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * corpus().size()));
 }
 BENCHMARK(BM_HydrateWrite);
+
+// A thread export with the same turns: chat user turns, pi.assistant and
+// pi.tool_result entries carrying the messages verbatim.
+std::string make_thread(int turns) {
+  std::string code;
+  for (int i = 0; i < 40; ++i) code += "\\tconst x = \\\"v\\\" + path.join(\\\"a\\\\\\\\b\\\", name); // caf\\u00e9\\n";
+  std::string text =
+      "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"thr_bench\",\"title\":\"bench\","
+      "\"createdAt\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\",\"model\":{\"provider\":\"anthropic\","
+      "\"modelId\":\"claude-sonnet-4-5\"}},\"entries\":[\n";
+  int n = 0;
+  auto add = [&](const std::string& kind, const std::string& body) {
+    const std::string separator = n++ ? ",\n" : "";
+    text += separator + "{\"id\":\"e" + std::to_string(n) + "\",\"kind\":\"" + kind +
+            "\",\"ts\":\"2026-01-01T00:00:01.000Z\"," + body + "}";
+  };
+  const std::string meta = ",\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\","
+                           "\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,"
+                           "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
+  for (int t = 0; t < turns; ++t) {
+    std::string a = "c" + std::to_string(t) + "a";
+    add("chat", "\"role\":\"user\",\"text\":\"please look at file " + std::to_string(t) + "\"");
+    add("pi.assistant", "\"data\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"" + a +
+                            "\",\"name\":\"read\",\"arguments\":{\"path\":\"x\"}}]" + meta +
+                            ",\"stopReason\":\"toolUse\",\"timestamp\":1767225601000}}");
+    add("pi.tool_result", "\"data\":{\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"" + a +
+                              "\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"" + code +
+                              "\"}],\"isError\":false,\"timestamp\":1767225602000}}");
+  }
+  return text + "\n]}\n";
+}
+
+// The thread reader end to end: syntax check, mapping, the converted session.
+void BM_ThreadConvert(benchmark::State& state) {
+  static const std::string thread = make_thread(2000);
+  for (auto _ : state) {
+    std::string bytes = thread;
+    ConvertedThread converted = convert_thread_export(bytes, "bench", ThreadOptions{});
+    if (!converted.ok()) state.SkipWithError("the benchmark thread does not convert");
+    benchmark::DoNotOptimize(converted.session_bytes);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * thread.size()));
+}
+BENCHMARK(BM_ThreadConvert);
 
 }  // namespace
 
