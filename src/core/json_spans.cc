@@ -13,21 +13,33 @@ std::size_t skip_json_ws(std::string_view s, std::size_t pos) {
 
 namespace {
 
-std::size_t string_end(std::string_view s, std::size_t pos) {  // pos at '"'
-  // memchr to each '"', then an even run of backslashes before it means the
-  // quote ends the string: long strings (tool output, base64) go at memchr speed.
+// memchr to each '"', then an even run of backslashes before it means the
+// quote ends the string: long strings (tool output, base64) go at memchr
+// speed. Scans [from, to); returns 0 when the string does not end there.
+std::size_t scan_string_end(std::string_view s, std::size_t pos, std::size_t from, std::size_t to) {
   const char* base = s.data();
-  std::size_t i = pos + 1;
-  while (i < s.size()) {
-    const void* q = std::memchr(base + i, '"', s.size() - i);
-    if (!q) return s.size();
+  std::size_t i = from;
+  while (i < to) {
+    const void* q = std::memchr(base + i, '"', to - i);
+    if (!q) return 0;
     std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - base);
     std::size_t slashes = 0;
     while (at - slashes > pos + 1 && base[at - slashes - 1] == '\\') ++slashes;
     if (slashes % 2 == 0) return at + 1;
     i = at + 1;
   }
-  return s.size();
+  return 0;
+}
+
+std::size_t string_end(std::string_view s, std::size_t pos, const LongStrings* known) {  // pos at '"'
+  // A string that does not end within its first bytes may be one whose end
+  // is already known: walking the same values again then skips it at once.
+  const std::size_t head = std::min(s.size(), pos + 1 + LongStrings::kMinLength);
+  if (std::size_t end = scan_string_end(s, pos, pos + 1, head)) return end;
+  if (known)
+    if (std::size_t end = known->end_of(pos)) return end;
+  std::size_t end = scan_string_end(s, pos, head, s.size());
+  return end ? end : s.size();
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -62,16 +74,16 @@ std::uint32_t hex4(std::string_view s, std::size_t pos) {
 
 }  // namespace
 
-std::size_t json_value_end(std::string_view s, std::size_t pos) {
+std::size_t json_value_end(std::string_view s, std::size_t pos, const LongStrings* known) {
   if (pos >= s.size()) return s.size();
   char c = s[pos];
-  if (c == '"') return string_end(s, pos);
+  if (c == '"') return string_end(s, pos, known);
   if (c == '{' || c == '[') {
     int depth = 0;
     for (std::size_t i = pos; i < s.size(); ++i) {
       char d = s[i];
       if (d == '"') {
-        i = string_end(s, i) - 1;
+        i = string_end(s, i, known) - 1;
       } else if (d == '{' || d == '[') {
         ++depth;
       } else if (d == '}' || d == ']') {
@@ -89,7 +101,7 @@ std::size_t json_value_end(std::string_view s, std::size_t pos) {
 
 std::string json_string_value(std::string_view s, std::size_t pos) {
   std::string out;
-  std::size_t end = string_end(s, pos) - 1;
+  std::size_t end = string_end(s, pos, nullptr) - 1;
   for (std::size_t i = pos + 1; i < end; ++i) {
     if (s[i] != '\\') {
       out += s[i];
@@ -201,39 +213,50 @@ void neutralize_lone_surrogates(char* d, std::size_t size) {
   }
 }
 
+void append_compact_json(std::string& out, std::string_view text) {
+  // Runs are copied whole: outside strings up to the next whitespace or
+  // quote, and each string literal through its closing quote.
+  const char* const base = text.data();
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t run = i;
+    while (run < text.size()) {
+      const char c = base[run];
+      if (c == '"' || c == ' ' || c == '\t' || c == '\n' || c == '\r') break;
+      ++run;
+    }
+    out.append(base + i, run - i);
+    if (run >= text.size()) break;
+    if (base[run] != '"') {  // whitespace outside a string: dropped
+      i = run + 1;
+      continue;
+    }
+    const std::size_t end = string_end(text, run, nullptr);
+    out.append(base + run, end - run);
+    i = end;
+  }
+}
+
 std::string compact_json(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-      out += c;
-    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      out += c;
-    }
-  }
+  append_compact_json(out, text);
   return out;
 }
 
-std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos) {
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongStrings* known) {
   std::vector<MemberSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
     const std::size_t before = i;
     MemberSpan m;
     m.begin = i;
-    std::size_t key_end = string_end(s, i);
+    std::size_t key_end = string_end(s, i, known);
     m.key = json_string_value(s, i);
     i = skip_json_ws(s, key_end);
     if (i < s.size() && s[i] == ':') ++i;
     m.value_begin = skip_json_ws(s, i);
-    m.value_end = json_value_end(s, m.value_begin);
+    m.value_end = json_value_end(s, m.value_begin, known);
     out.push_back(std::move(m));
     i = skip_json_ws(s, out.back().value_end);
     if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
@@ -249,13 +272,13 @@ const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::strin
   return found;
 }
 
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos) {
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongStrings* known) {
   std::vector<ElementSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] != ']') {
     ElementSpan e;
     e.begin = i;
-    e.end = json_value_end(s, i);
+    e.end = json_value_end(s, i, known);
     if (e.end <= i) break;  // not valid JSON after all: stop rather than loop
     out.push_back(e);
     i = skip_json_ws(s, e.end);
@@ -293,6 +316,25 @@ std::string ByteEdits::apply(std::string_view s) const {
   }
   out.append(s.data() + pos, s.size() - pos);
   return out;
+}
+
+void LongStrings::index(std::string_view s) {
+  spans_.clear();
+  // Outside a string the next '"' opens one; its end is where scanning resumes.
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const void* q = std::memchr(s.data() + i, '"', s.size() - i);
+    if (!q) break;
+    const std::size_t begin = static_cast<std::size_t>(static_cast<const char*>(q) - s.data());
+    const std::size_t end = string_end(s, begin, nullptr);
+    if (end - begin > kMinLength) spans_.emplace_back(begin, end);
+    i = end;
+  }
+}
+
+std::size_t LongStrings::end_of(std::size_t begin) const {
+  auto it = std::lower_bound(spans_.begin(), spans_.end(), std::make_pair(begin, std::size_t{0}));
+  return it != spans_.end() && it->first == begin ? it->second : 0;
 }
 
 }  // namespace pihydrate

@@ -6,14 +6,29 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pihydrate {
 
 std::size_t skip_json_ws(std::string_view s, std::size_t pos);
 
+// Where the long string literals of one JSON text end, found in one pass.
+// The functions below take it optionally: a big document's values are walked
+// once per level of nesting (entry, data, message, content), and with it
+// each walk skips tool output and images instead of scanning them again.
+class LongStrings {
+ public:
+  static constexpr std::size_t kMinLength = 256;  // shorter strings are cheaper to scan than to look up
+  void index(std::string_view s);                 // s: syntactically valid JSON (one value or several)
+  std::size_t end_of(std::size_t begin) const;    // one past the closing quote; 0 when not indexed
+
+ private:
+  std::vector<std::pair<std::size_t, std::size_t>> spans_;  // (opening quote, one past closing), sorted
+};
+
 // One past the end of the value starting at `pos` (no leading whitespace).
-std::size_t json_value_end(std::string_view s, std::size_t pos);
+std::size_t json_value_end(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
 
 struct MemberSpan {
   std::string key;            // unescaped
@@ -23,7 +38,7 @@ struct MemberSpan {
 };
 
 // Members of the object whose '{' is at `pos`, in order.
-std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos);
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key);
 
 struct ElementSpan {
@@ -31,7 +46,7 @@ struct ElementSpan {
   std::size_t end = 0;
 };
 // Elements of the array whose '[' is at `pos`, in order.
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos);
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
 
 // The unescaped contents of the string literal at `pos` ('"').
 std::string json_string_value(std::string_view s, std::size_t pos);
@@ -49,6 +64,7 @@ void neutralize_lone_surrogates(char* data, std::size_t size);
 // `text` without the whitespace outside strings: one JSONL line from a
 // pretty-printed value. Strings, numbers and escapes are kept byte for byte.
 std::string compact_json(std::string_view text);
+void append_compact_json(std::string& out, std::string_view text);  // the same, appended to `out`
 
 // A list of byte edits applied in one pass over a text.
 class ByteEdits {

@@ -78,8 +78,8 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   bytes_ = bytes;
   line_starts_.assign(1, 0);
-  for (std::size_t i = 0; i < bytes.size(); ++i)
-    if (bytes[i] == '\n') line_starts_.push_back(i + 1);
+  for (const char* p = bytes.data(); (p = static_cast<const char*>(std::memchr(p, '\n', bytes.size() - (p - bytes.data()))));)
+    line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
   std::size_t start = 0;
   if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
   start = skip_json_ws(bytes, start);
@@ -92,7 +92,8 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   std::string saved_error;
   std::size_t saved_offset = 0;
   if (check_syntax(bytes.substr(start), start, max_depth)) {
-    root_ = {start, json_value_end(bytes, start)};
+    long_strings_.index(bytes);
+    root_ = {start, json_value_end(bytes, start, &long_strings_)};
     return true;
   }
   saved_error = error;
@@ -126,6 +127,7 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
     }
     pos = eol + 1;
   }
+  long_strings_.index(bytes);
   return true;
 }
 
@@ -142,17 +144,28 @@ RefKind ThreadDocument::kind(JsonRef ref) const {
   }
 }
 
+// The mapper asks the same few objects (an entry, its data, its message)
+// for one member after another, so the last few walks are kept.
+const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin) const {
+  MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
+  if (!slot.valid || slot.begin != begin) {
+    slot.members = object_members(bytes_, begin, &long_strings_);
+    slot.begin = begin;
+    slot.valid = true;
+  }
+  return slot.members;
+}
+
 JsonRef ThreadDocument::member(JsonRef object, std::string_view key) const {
   if (kind(object) != RefKind::kObject) return {};
-  auto members = object_members(bytes_, object.begin);
-  const MemberSpan* m = find_member(members, key);
+  const MemberSpan* m = find_member(cached_members(object.begin), key);
   if (!m) return {};
   return {m->value_begin, m->value_end};
 }
 
 std::vector<MemberSpan> ThreadDocument::members(JsonRef object) const {
   if (kind(object) != RefKind::kObject) return {};
-  return object_members(bytes_, object.begin);
+  return cached_members(object.begin);
 }
 
 JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string_view key) {
@@ -163,7 +176,7 @@ JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string
 std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;
-  for (const ElementSpan& e : array_elements(bytes_, array.begin)) out.push_back({e.begin, e.end});
+  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_strings_)) out.push_back({e.begin, e.end});
   return out;
 }
 

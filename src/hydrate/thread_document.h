@@ -3,6 +3,7 @@
 // line), and positions (line:col) for every value.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -51,11 +52,20 @@ class ThreadDocument {
 
  private:
   bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth);
+  const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
+  struct MembersCacheSlot {
+    std::size_t begin = 0;
+    bool valid = false;
+    std::vector<MemberSpan> members;
+  };
+  static constexpr std::size_t kMembersCacheSlots = 61;  // prime: object offsets are not uniform
+  mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
   std::string_view bytes_;
   bool jsonl_ = false;
   JsonRef root_;
   std::vector<JsonRef> jsonl_entries_;
   std::vector<std::size_t> line_starts_;
+  LongStrings long_strings_;  // the document's long strings, so repeated walks skip them
 };
 
 }  // namespace pihydrate

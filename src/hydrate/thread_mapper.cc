@@ -731,7 +731,7 @@ void Mapper::push(std::size_t env, std::string line) {
 void Mapper::emit_line(std::string_view line) {
   std::string& target = options_.spool_fd >= 0 ? spool_buffer_ : out_.session;
   const std::size_t before = target.size();
-  target += compact_json(line);
+  append_compact_json(target, line);
   target += '\n';
   out_.session_bytes += target.size() - before;
   if (options_.spool_fd >= 0 && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();

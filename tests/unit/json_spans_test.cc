@@ -55,3 +55,42 @@ TEST(JsonSpans, QuoteAndUnescapeRoundTrip) {
 
 }  // namespace
 }  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+TEST(CompactJsonTest, DropsWhitespaceOutsideStringsOnly) {
+  EXPECT_EQ(compact_json("{\n  \"a b\": [1, 2],\r\n\t\"c\" : \"x \\\" y\\\\\" }"),
+            "{\"a b\":[1,2],\"c\":\"x \\\" y\\\\\"}");
+  EXPECT_EQ(compact_json("{\"k\":\"ends with a backslash \\\\\"}"), "{\"k\":\"ends with a backslash \\\\\"}");
+  EXPECT_EQ(compact_json("[ \"unterminated  string"), "[\"unterminated  string");
+  EXPECT_EQ(compact_json(""), "");
+  std::string out = "x";
+  append_compact_json(out, " { } ");
+  EXPECT_EQ(out, "x{}");
+}
+
+// Walking a document with its long strings indexed gives the same spans as
+// scanning them, escaped quotes and backslashes included.
+TEST(LongStringsTest, KnownEndsGiveTheSameSpans) {
+  std::string big(2 * LongStrings::kMinLength, 'a');
+  for (std::size_t i = 0; i < big.size(); i += 50) big.replace(i, 4, "\\\\\\\"");  // \\\" : a backslash, a quote
+  const std::string doc = "{\"short\":\"s\",\"big\":\"" + big + "\",\"list\":[\"" + big + "\",{\"k\":\"" + big + "\"}],\"n\":1}";
+  LongStrings known;
+  known.index(doc);
+  const auto plain = object_members(doc, 0);
+  const auto indexed = object_members(doc, 0, &known);
+  ASSERT_EQ(plain.size(), 4u);
+  ASSERT_EQ(indexed.size(), plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(indexed[i].key, plain[i].key);
+    EXPECT_EQ(indexed[i].value_begin, plain[i].value_begin);
+    EXPECT_EQ(indexed[i].value_end, plain[i].value_end);
+  }
+  EXPECT_EQ(known.end_of(plain[1].value_begin), plain[1].value_end);
+  EXPECT_EQ(known.end_of(plain[0].value_begin), 0u);  // short strings are not indexed
+  EXPECT_EQ(array_elements(doc, plain[2].value_begin, &known).size(), 2u);
+}
+
+}  // namespace
+}  // namespace pihydrate
