@@ -1,5 +1,7 @@
 #include "hydrate/thread_document.h"
 
+#include "core/json_check.h"
+
 #include "core/bounded_stream.h"
 
 #include <algorithm>
@@ -39,6 +41,9 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
     error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
     return false;
   }
+  // Most exports are plain JSON: a quick check settles them without
+  // RapidJSON's string copies; anything it is unsure of goes on below.
+  if (is_certainly_valid_json(text, max_depth)) return true;
   // JSON.parse reads a number too big for a double as Infinity; RapidJSON
   // refuses it. Such a number is patched to an equal-length zero for the
   // check and restored afterwards (the caller's bytes are writable, see parse).

@@ -1,0 +1,87 @@
+#include "core/json_check.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <rapidjson/reader.h>
+
+namespace pihydrate {
+namespace {
+
+// RapidJSON's verdict with the flags the thread reader uses, and a depth cap.
+class Depth : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Depth> {
+ public:
+  explicit Depth(std::size_t max) : max_(max) {}
+  bool Default() { return true; }
+  bool RawNumber(const char*, rapidjson::SizeType, bool) { return true; }
+  bool StartObject() { return ++depth_ <= max_; }
+  bool StartArray() { return ++depth_ <= max_; }
+  bool EndObject(rapidjson::SizeType) { return --depth_, true; }
+  bool EndArray(rapidjson::SizeType) { return --depth_, true; }
+
+ private:
+  std::size_t max_, depth_ = 0;
+};
+
+bool rapidjson_accepts(const std::string& text, std::size_t max_depth) {
+  rapidjson::StringStream stream(text.c_str());
+  Depth handler(max_depth);
+  rapidjson::Reader reader;
+  return !reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler).IsError();
+}
+
+TEST(JsonCheckTest, AcceptsPlainJson) {
+  for (const char* text : {"{}", "[]", " {\"a\" : [1, -0, 0.25, true, false, null, \"x\\\"y\\\\z\\n\\u00e9\"]}\n", "\"s\"", "12",
+                           "{\"k\":{\"k\":{\"k\":[]}}}", "[\"\\/\\b\\f\\r\\t\"]"})
+    EXPECT_TRUE(is_certainly_valid_json(text, 16)) << text;
+}
+
+TEST(JsonCheckTest, UnsureOfWhatOnlyRapidJsonDecides) {
+  for (const char* text : {"", " ", "{", "[1,]", "{,}", "{\"a\"}", "{\"a\":}", "[01]", "[1.]", "[-]", "[1e5]", "[\"\\ud83d\\ude00\"]",
+                           "[\"\\uDC00\"]", "[\"\\x\"]", "[\"\\u12g4\"]", "[\"tab\there\"]", "{} {}", "[tru]", "nul", "[1 2]",
+                           "{\"a\":1,}", "[\"unterminated]"})
+    EXPECT_FALSE(is_certainly_valid_json(text, 16)) << text;
+  EXPECT_FALSE(is_certainly_valid_json("[[[]]]", 2));
+  EXPECT_TRUE(is_certainly_valid_json("[[]]", 2));
+  EXPECT_FALSE(is_certainly_valid_json("[" + std::string(400, '9') + "]", 16));
+}
+
+// Differential: whatever the quick check calls certainly valid, RapidJSON
+// accepts. Random texts from JSON's own alphabet, and mutations of a real one.
+TEST(JsonCheckTest, NeverAcceptsWhatRapidJsonRejects) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "{}[]:,\"\\ 0123456789.-+eEtrufalsn\tu\nabcdDF8";
+  const std::string seed =
+      "{\"entries\":[{\"id\":\"e1\",\"kind\":\"chat\",\"text\":\"a \\\"quoted\\\" \\\\ word\\u00e9\"},"
+      "{\"n\":[1,-2.5,0,true,false,null],\"o\":{}}]}";
+  int accepted = 0;
+  for (int round = 0; round < 200000; ++round) {
+    std::string text;
+    if (round % 2 == 0) {
+      text = seed;
+      for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+        std::size_t at = rng() % text.size();
+        switch (rng() % 3) {
+          case 0: text[at] = alphabet[rng() % alphabet.size()]; break;
+          case 1: text.erase(at, 1); break;
+          default: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        }
+      }
+    } else {
+      std::size_t n = 1 + rng() % 12;
+      for (std::size_t i = 0; i < n; ++i) text += alphabet[rng() % alphabet.size()];
+    }
+    const std::size_t depth = 1 + rng() % 4;
+    if (is_certainly_valid_json(text, depth)) {
+      ++accepted;
+      ASSERT_TRUE(rapidjson_accepts(text, depth)) << "depth " << depth << ": " << text;
+    }
+  }
+  EXPECT_GT(accepted, 1000);  // the comparison saw many accepted texts
+}
+
+}  // namespace
+}  // namespace pihydrate
