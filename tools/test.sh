@@ -15,7 +15,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   # The sanitizer build shares the release build's pi install (a few hundred MB).
   flags=(-DCMAKE_BUILD_TYPE=Debug -DPIHYDRATE_WERROR=ON -DPIHYDRATE_SANITIZE=ON -DPIHYDRATE_PI_DEST="$PWD/build/pi")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 fi
 
 tools/install-deps.sh

@@ -172,6 +172,33 @@ std::string read_all(int fd, const std::string& name) {
   return bytes;
 }
 
+// Directories pi-hydrate creates for its output are removed again, if still
+// empty, when nothing is written: a failed run leaves the tree as it was.
+class CreatedDirectories {
+ public:
+  // Creates `dir` and its missing parents; false with `ec` set on failure.
+  bool create(const fs::path& dir, boost::system::error_code& ec) {
+    fs::path missing = dir;
+    std::vector<fs::path> chain;
+    while (!missing.empty() && !fs::exists(missing, ec)) {
+      chain.push_back(missing);
+      missing = missing.parent_path();
+    }
+    fs::create_directories(dir, ec);
+    if (!ec) created_ = std::move(chain);  // deepest first
+    return !ec;
+  }
+  void keep() { created_.clear(); }
+  ~CreatedDirectories() {
+    boost::system::error_code ignored;
+    for (const fs::path& dir : created_)
+      if (fs::is_empty(dir, ignored)) fs::remove(dir, ignored);
+  }
+
+ private:
+  std::vector<fs::path> created_;
+};
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -283,6 +310,12 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   boost::system::error_code ec;
   fs::path cwd = fs::absolute(parsed["cwd"].as<std::string>()).lexically_normal();
   std::string cwd_text = cwd.string();
+  // lexically_normal keeps ".." above the root ("/../x"); the kernel and pi
+  // read it as "/x", and so does the header.
+  while (cwd_text.rfind("/..", 0) == 0 && (cwd_text.size() == 3 || cwd_text[3] == '/'))
+    cwd_text.erase(0, 3);
+  if (cwd_text.empty()) cwd_text = "/";
+  cwd = cwd_text;
   if (cwd_text.size() > 1 && cwd_text.back() == '/') cwd_text.pop_back();
   if (cwd_text.size() > 2 && cwd_text.substr(cwd_text.size() - 2) == "/.") cwd_text.resize(cwd_text.size() - 2);
   ho.cwd = cwd_text;
@@ -329,8 +362,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     out_dir = (agent / "sessions" / encode_cwd_for_agent_dir(cwd_text)).string();
     print_path = true;
   }
+  CreatedDirectories created_dirs;
   if (!to_stdout) {
-    fs::create_directories(out_dir, ec);
+    created_dirs.create(out_dir, ec);
     if (ec) {
       err << "pi-hydrate: error: cannot create " << out_dir << ": " << ec.message() << "\n";
       return kExitUsage;
@@ -448,6 +482,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       output.copy_to(out);
     } else {
       output.commit(out_file, force);
+      created_dirs.keep();
     }
   }
   if (report_format == "json") {

@@ -143,6 +143,12 @@ check "bad input: exit 1, no output, no temporary file" '[ $code -eq 1 ] && [ ! 
 "$bin" --thread "$work/bad.json" --cwd "$work" --session-dir "$work/sd" 2> /dev/null
 code=$?
 check "bad thread: exit 1, nothing in --session-dir" '[ $code -eq 1 ] && [ -z "$(ls -A "$work/sd" 2>/dev/null)" ]'
+"$bin" --session "$work/noheader.jsonl" --cwd "$work" --session-dir "$work/made/x/y" 2> /dev/null
+code=$?
+check "bad input: exit 1, the directories made for --session-dir removed again" '[ $code -eq 1 ] && [ ! -e "$work/made" ]'
+"$bin" --thread "$work/bad.json" --cwd "$work" --agent-dir "$work/made-agent" 2> /dev/null
+code=$?
+check "bad thread: exit 1, the --agent-dir tree made for it removed again" '[ $code -eq 1 ] && [ ! -e "$work/made-agent" ]'
 
 # ---- Verification failure. The output fails verification when its header
 # cwd is gone by the time it is validated (PH103). Standard input is a FIFO:
@@ -300,6 +306,10 @@ contained "--cwd with '..' components" agent-dir any "$enc" -- --session "$sessi
 contained "thread, --cwd with '..' components" agent-dir any "$enc" -- --thread "$thread" --cwd "$work/cwds/a/../../cwds/b"
 contained "--cwd climbing above /" agent-dir any -- --session "$session" --cwd "$work/cwds/a/../../../../../../../../../../.."
 contained "--cwd relative with '..'" agent-dir any -- --session "$session" --cwd "../../../../../../../../../../.."
+"$bin" --session "$session" --cwd "$work/cwds/a/../../../../../../../../../../.." -o - 2> /dev/null > "$work/above-root.jsonl"
+code=$?
+check "--cwd climbing above /: the header cwd is / (exit $code)" \
+  '[ $code -eq 0 ] && head -n 1 "$work/above-root.jsonl" | grep -q "\"cwd\":\"/\"}"'
 
 # Inputs never modified: every input, after every command above.
 check "every input unchanged after all ${#inputs[@]} inputs went through the commands above" \
