@@ -3,6 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace pihydrate {
 
 std::size_t find_invalid_utf8(std::string_view bytes) {
@@ -10,7 +14,18 @@ std::size_t find_invalid_utf8(std::string_view bytes) {
   const std::size_t n = bytes.size();
   std::size_t i = 0;
   while (i < n) {
-    // Fast path: eight ASCII bytes at a time.
+#if defined(__SSE2__)
+    // Fast path: 64 ASCII bytes at a time (JSON is mostly ASCII); a block
+    // with any high bit set goes byte by byte below.
+    while (i + 64 <= n) {
+      const auto* b = reinterpret_cast<const __m128i*>(p + i);
+      const __m128i any = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(b), _mm_loadu_si128(b + 1)),
+                                       _mm_or_si128(_mm_loadu_si128(b + 2), _mm_loadu_si128(b + 3)));
+      if (_mm_movemask_epi8(any) != 0) break;
+      i += 64;
+    }
+#endif
+    // Eight ASCII bytes at a time.
     if (i + 8 <= n) {
       std::uint64_t word;
       std::memcpy(&word, p + i, 8);

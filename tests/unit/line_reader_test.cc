@@ -1,4 +1,5 @@
 #include "pihydrate/line_reader.h"
+#include "core/utf8.h"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,32 @@ TEST(LineReader, LineOverTheCapIsSkippedWithItsLength) {
 }
 
 TEST(LineReader, EmptyInputHasNoLines) { EXPECT_TRUE(read_all("").empty()); }
+
+}  // namespace
+}  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// The UTF-8 check skips ASCII 64 bytes at a time: invalid bytes at every
+// position around those blocks must still be found, and valid sequences
+// that straddle them must pass.
+TEST(Utf8Test, FindsInvalidBytesAtEveryPositionAroundTheFastPath) {
+  for (std::size_t at : {0, 1, 7, 8, 63, 64, 65, 127, 128, 199}) {
+    std::string text(200, 'a');
+    text[at] = static_cast<char>(0xFF);
+    EXPECT_EQ(find_invalid_utf8(text), at) << at;
+  }
+  for (std::size_t at : {0, 62, 63, 64, 126, 190}) {
+    std::string text(200, 'a');
+    text.replace(at, 3, "\xE2\x82\xAC");  // U+20AC, three bytes
+    EXPECT_EQ(find_invalid_utf8(text), kUtf8Valid) << at;
+  }
+  std::string truncated(130, 'a');
+  truncated += "\xE2\x82";
+  EXPECT_EQ(find_invalid_utf8(truncated), 130u);
+  EXPECT_EQ(find_invalid_utf8(std::string(64, 'a') + "\xED\xA0\x80"), 64u);  // an encoded surrogate
+}
 
 }  // namespace
 }  // namespace pihydrate
