@@ -1,5 +1,6 @@
 #include "core/entry_scanner.h"
 
+#include "core/fast_sax.h"
 #include "core/json_spans.h"
 
 #include <cstdlib>
@@ -118,6 +119,22 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
 
   bool depth_exceeded() const { return depth_exceeded_; }
+
+  // FastSaxReader's questions. After Start*: is the container just opened
+  // ignored (its contents need no events)?
+  bool skips_current() const { return frames_.back() == Frame::kIgnored; }
+  // Is the next scalar's text read? Only the members record_* keeps text of.
+  bool wants_text() const {
+    if (frames_.empty()) return true;  // the line's root value: falsy needs it
+    switch (frames_.back()) {
+      case Frame::kRoot: return root_key_ != RootKey::kOther && root_key_ != RootKey::kMessage;
+      case Frame::kMessage:
+        return message_key_ == MessageKey::kRole || message_key_ == MessageKey::kStopReason ||
+               message_key_ == MessageKey::kTimestamp || message_key_ == MessageKey::kToolCallId;
+      case Frame::kBlock: return block_key_ != BlockKey::kOther;
+      default: return false;
+    }
+  }
 
   bool Null() { return scalar(JsonKind::kNull, {}); }
   bool Bool(bool b) { return scalar(b ? JsonKind::kTrue : JsonKind::kFalse, {}); }
@@ -402,6 +419,20 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
   // Parse a copy in place: if a number is too big for a double (JSON.parse
   // takes it as Infinity, RapidJSON refuses it), the line is patched and
   // parsed again from the pristine bytes.
+  // Plain lines (nearly all) are read without a copy by FastSaxReader, which
+  // gives the handler the same events; it skips ignored content and decodes
+  // only the strings kept. When it is not sure, RapidJSON reads the line.
+  if (fast_path_) {
+    entry = Entry();
+    entry.tool_calls_begin = static_cast<std::uint32_t>(tool_calls_.size());
+    const std::size_t details_before = details_.size();
+    static const std::vector<std::pair<std::size_t, std::string>> kNothingPatched;
+    Handler handler(data, data + size, entry, arena_, tool_calls_, details_, max_depth_, kNothingPatched);
+    FastSaxReader<Handler> fast;
+    if (fast.parse(data + start, data + size, handler, max_depth_)) return ScanStatus::kParsed;
+    tool_calls_.resize(entry.tool_calls_begin);
+    details_.resize(details_before);
+  }
   std::vector<std::pair<std::size_t, std::string>> patched;
   rapidjson::ParseResult result;
   bool too_deep = false;

@@ -28,11 +28,15 @@ class EntryScanner {
   // `entry` (whose line/offset/length the caller sets); on kBad fills `bad`.
   ScanStatus scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad);
 
+  // Tests compare the fast path with RapidJSON alone; it is on by default.
+  void set_fast_path(bool on) { fast_path_ = on; }
+
  private:
   StringArena& arena_;
   std::vector<ToolCallRef>& tool_calls_;
   std::deque<EntryDetails>& details_;
   std::size_t max_depth_;
+  bool fast_path_ = true;
   std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again
 };
 

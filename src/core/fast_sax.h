@@ -1,0 +1,259 @@
+// A SAX reader for the plain JSON that session lines nearly always are. It
+// calls a RapidJSON-style handler with the same events RapidJSON's Reader
+// would, but it does not modify or copy the line, decodes only the strings
+// the handler reads, and skips whole containers the handler ignores (tool
+// output, thinking, images). Anything it is not sure about (invalid JSON,
+// keys with escapes, surrogate escapes, exponents, very long numbers, deep
+// nesting) makes it give up, and the caller runs RapidJSON instead, which
+// also gives errors their exact message and offset.
+//
+// The handler provides RapidJSON's event methods and:
+//   bool skips_current() const;  // after Start*: is the container just opened ignored?
+//   bool wants_text() const;     // is the next scalar's text read (else only its kind)?
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/json_check.h"
+#include "core/json_spans.h"
+
+namespace pihydrate {
+
+template <typename Handler>
+class FastSaxReader {
+ public:
+  // Reads the one JSON value in [p, end) (whitespace around it allowed).
+  // False: not sure; the handler may have seen some events, so the caller
+  // must reset what it fills.
+  bool parse(const char* p, const char* end, Handler& handler, std::size_t max_depth) {
+    end_ = end;
+    handler_ = &handler;
+    max_depth_ = max_depth < kMaxDepth ? max_depth : kMaxDepth;
+    depth_ = 0;
+    skip_ws(p);
+    if (!value(p)) return false;
+    skip_ws(p);
+    return p == end_;
+  }
+
+ private:
+  static constexpr std::size_t kMaxDepth = 256;  // deeper lines go to RapidJSON (no deep recursion here)
+
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+  static bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+  void skip_ws(const char*& p) const {
+    while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  }
+
+  // p at '"'. On success: p past the closing quote, [raw, raw_end) the
+  // contents, `escaped` whether they hold a backslash.
+  bool scan_string(const char*& p, const char*& raw, const char*& raw_end, bool& escaped) const {
+    raw = ++p;
+    escaped = false;
+    for (;;) {
+      p = next_string_special(p, end_);
+      if (p >= end_ || static_cast<unsigned char>(*p) < 0x20) return false;
+      if (*p == '"') {
+        raw_end = p++;
+        return true;
+      }
+      escaped = true;
+      if (end_ - p < 2) return false;
+      const char e = p[1];
+      if (e == 'u') {
+        if (end_ - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5])) return false;
+        if ((p[2] == 'd' || p[2] == 'D') && !(p[3] >= '0' && p[3] <= '7')) return false;  // a surrogate
+        p += 6;
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+        p += 2;
+      } else {
+        return false;
+      }
+    }
+  }
+
+  // The unescaped contents of a scanned string (escapes already checked,
+  // surrogates excluded); raw - 1 is its opening quote.
+  std::string_view decode(const char* raw, const char* raw_end) {
+    text_ = json_string_value(std::string_view(raw - 1, static_cast<std::size_t>(raw_end - raw) + 2), 0);
+    return text_;
+  }
+
+  // RapidJSON refuses numbers beyond double and reads exponents itself.
+  bool scan_number(const char*& p) const {
+    const char* start = p;
+    if (p < end_ && *p == '-') ++p;
+    if (p >= end_ || !is_digit(*p)) return false;
+    if (*p == '0') ++p;
+    else
+      while (p < end_ && is_digit(*p)) ++p;
+    if (p < end_ && *p == '.') {
+      ++p;
+      if (p >= end_ || !is_digit(*p)) return false;
+      while (p < end_ && is_digit(*p)) ++p;
+    }
+    if (p < end_ && (*p == 'e' || *p == 'E')) return false;
+    return p - start <= 300;
+  }
+
+  bool literal(const char*& p, std::string_view word) const {
+    if (static_cast<std::size_t>(end_ - p) < word.size() || std::string_view(p, word.size()) != word) return false;
+    p += word.size();
+    return true;
+  }
+
+  bool value(const char*& p) {
+    if (p >= end_) return false;
+    switch (*p) {
+      case '{': return container(p, true);
+      case '[': return container(p, false);
+      case '"': {
+        const char *raw = nullptr, *raw_end = nullptr;
+        bool escaped = false;
+        const bool wanted = handler_->wants_text();
+        if (!scan_string(p, raw, raw_end, escaped)) return false;
+        if (!wanted) return handler_->String(raw, 0, false);
+        std::string_view text = escaped ? decode(raw, raw_end) : std::string_view(raw, static_cast<std::size_t>(raw_end - raw));
+        return handler_->String(text.data(), static_cast<unsigned>(text.size()), false);
+      }
+      case 't': return literal(p, "true") && handler_->Bool(true);
+      case 'f': return literal(p, "false") && handler_->Bool(false);
+      case 'n': return literal(p, "null") && handler_->Null();
+      default: {
+        const char* start = p;
+        return scan_number(p) && handler_->RawNumber(start, static_cast<unsigned>(p - start), false);
+      }
+    }
+  }
+
+  bool container(const char*& p, bool object) {
+    if (++depth_ > max_depth_) return false;
+    ++p;
+    if (!(object ? handler_->StartObject() : handler_->StartArray())) return false;
+    if (handler_->skips_current()) {
+      if (!skip_rest(p, object)) return false;
+    } else {
+      skip_ws(p);
+      if (p < end_ && *p == (object ? '}' : ']')) {
+        ++p;
+      } else {
+        for (;;) {
+          if (object) {
+            if (p >= end_ || *p != '"') return false;
+            const char *raw = nullptr, *raw_end = nullptr;
+            bool escaped = false;
+            if (!scan_string(p, raw, raw_end, escaped) || escaped) return false;  // escaped keys: RapidJSON's
+            if (!handler_->Key(raw, static_cast<unsigned>(raw_end - raw), false)) return false;
+            skip_ws(p);
+            if (p >= end_ || *p != ':') return false;
+            ++p;
+            skip_ws(p);
+          }
+          if (!value(p)) return false;
+          skip_ws(p);
+          if (p < end_ && *p == ',') {
+            ++p;
+            skip_ws(p);
+            continue;
+          }
+          if (p < end_ && *p == (object ? '}' : ']')) {
+            ++p;
+            break;
+          }
+          return false;
+        }
+      }
+    }
+    --depth_;
+    return object ? handler_->EndObject(0) : handler_->EndArray(0);
+  }
+
+  // Skips the rest of an ignored container whose opening bracket p has
+  // passed, checking its syntax and nesting on the way.
+  bool skip_rest(const char*& p, bool object) {
+    const std::size_t base = depth_;
+    // Open containers below this one; the innermost is last.
+    std::string open(1, object ? '{' : '[');
+    enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
+    Need need = object ? Need::kKeyOrClose : Need::kValueOrClose;
+    for (;;) {
+      skip_ws(p);
+      if (p >= end_) return false;
+      const char c = *p;
+      const char close = open.back() == '{' ? '}' : ']';
+      switch (need) {
+        case Need::kColon:
+          if (c != ':') return false;
+          ++p;
+          need = Need::kValue;
+          continue;
+        case Need::kCommaOrClose:
+          if (c == ',') {
+            ++p;
+            need = open.back() == '{' ? Need::kKey : Need::kValue;
+            continue;
+          }
+          if (c != close) return false;
+          ++p;
+          open.pop_back();
+          if (open.empty()) return true;
+          continue;
+        case Need::kKeyOrClose:
+        case Need::kValueOrClose:
+          if (c == close) {
+            ++p;
+            open.pop_back();
+            if (open.empty()) return true;
+            need = Need::kCommaOrClose;
+            continue;
+          }
+          if (need == Need::kValueOrClose) break;
+          [[fallthrough]];
+        case Need::kKey: {
+          const char *raw = nullptr, *raw_end = nullptr;
+          bool escaped = false;
+          if (c != '"' || !scan_string(p, raw, raw_end, escaped)) return false;
+          need = Need::kColon;
+          continue;
+        }
+        case Need::kValue: break;
+      }
+      // A value inside the ignored container.
+      if (c == '{' || c == '[') {
+        if (base + open.size() > max_depth_) return false;
+        open += c;
+        ++p;
+        need = c == '{' ? Need::kKeyOrClose : Need::kValueOrClose;
+        continue;
+      }
+      bool ok;
+      if (c == '"') {
+        const char *raw = nullptr, *raw_end = nullptr;
+        bool escaped = false;
+        ok = scan_string(p, raw, raw_end, escaped);
+      } else if (c == 't') {
+        ok = literal(p, "true");
+      } else if (c == 'f') {
+        ok = literal(p, "false");
+      } else if (c == 'n') {
+        ok = literal(p, "null");
+      } else {
+        ok = scan_number(p);
+      }
+      if (!ok) return false;
+      need = Need::kCommaOrClose;
+    }
+  }
+
+  const char* end_ = nullptr;
+  Handler* handler_ = nullptr;
+  std::size_t max_depth_ = 0;
+  std::size_t depth_ = 0;
+  std::string text_;  // decoded text of the last escaped string read
+};
+
+}  // namespace pihydrate
