@@ -14,7 +14,7 @@ namespace pihydrate {
 namespace {
 
 constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
-constexpr std::size_t kMaxQueuedBytes = std::size_t{16} << 20;  // keeps memory flat
+constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20;  // keeps memory flat; 4 MiB keep both cores busy
 
 }  // namespace
 

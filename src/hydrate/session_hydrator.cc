@@ -169,7 +169,7 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     }
   }
 
-  PiView branch = view;
+  PiView branch = std::move(view);  // the whole view is not needed again: no copy of its tables
   branch.path = clean;
   branch.outcome = LoadOutcome::kLoads;
   rebuild_context(index, branch);
@@ -185,7 +185,7 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   } else {
     report.timestamp = "1970-01-01T00:00:00.000Z";
     for (std::uint32_t node : clean) {
-      const Entry& e = view.entry(index, node);
+      const Entry& e = branch.entry(index, node);
       if (e.timestamp.is_string() && is_iso8601(e.timestamp.text)) {
         report.timestamp = std::string(e.timestamp.text);
         break;
@@ -205,7 +205,7 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
     std::string line;
     if (node >= 0) {
-      const Entry& e = view.entry(index, static_cast<std::uint32_t>(node));
+      const Entry& e = branch.entry(index, static_cast<std::uint32_t>(node));
       line = source.read(e.offset, e.length);
     }
     sink.write_line(render_entry(index, branch, plan, i, line, options));
