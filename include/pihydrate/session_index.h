@@ -157,6 +157,7 @@ struct IndexOptions {
   LineReaderOptions reader;
   std::size_t max_depth = 512;             // JSON nesting cap per line
   std::size_t max_entries = 50'000'000;    // parsed lines kept in memory
+  bool two_threads = true;                 // build_file_index: scan a big file's halves at once
 };
 
 // Interned strings for the index. Blocks never move, so string_views stay valid.
@@ -192,6 +193,10 @@ struct SessionIndex {
   static constexpr std::size_t kMaxKeptProblems = 1000;
   std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
   std::deque<EntryDetails> details;     // Entry::details_ points here; a deque never moves them
+  // Storage of a second half scanned on its own thread (build_file_index):
+  // its entries point into these, which are kept as they are.
+  std::vector<std::deque<EntryDetails>> merged_details;
+  std::vector<std::unique_ptr<StringArena>> merged_arenas;
   std::unique_ptr<StringArena> arena = std::make_unique<StringArena>();
 
   const ToolCallRef* calls_begin(const Entry& e) const { return tool_calls.data() + e.tool_calls_begin; }
@@ -201,5 +206,11 @@ struct SessionIndex {
 // Reads a whole session file in one streaming pass.
 SessionIndex build_session_index(ByteSource& source, std::string display_name,
                                  const IndexOptions& options = {});
+
+// The same for an open regular file, from its first byte. A big file is
+// split at a line boundary and its halves scanned on two threads (unless
+// options.two_threads is false); the index is the one build_session_index
+// gives. Throws IoError.
+SessionIndex build_file_index(int fd, std::string display_name, const IndexOptions& options = {});
 
 }  // namespace pihydrate

@@ -398,14 +398,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
     if (!ho.session_id) ho.session_id = thread.session_id;
     if (!ho.timestamp) ho.timestamp = thread.timestamp;
-    if (::lseek(spool.fd, 0, SEEK_SET) < 0)
-      throw IoError(std::string("cannot rewind the converted thread: ") + std::strerror(errno));
-    auto source = make_fd_source(spool.fd, display);
-    index = build_session_index(*source, display, ho.index);
+    index = build_file_index(spool.fd, display, ho.index);
     lines = make_fd_line_source(spool.fd, display);
   } else {
-    auto source = make_fd_source(input_fd.fd, display);
-    index = build_session_index(*source, display, ho.index);
+    index = build_file_index(input_fd.fd, display, ho.index);
     lines = make_fd_line_source(input_fd.fd, display);
   }
   // Pass 2 copies lines by the offsets of pass 1: the file must not change

@@ -193,14 +193,15 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
       return;
     }
     try {
-      auto source = make_fd_source(fd, input.path);
-      slots[i].report = validate_source(*source, input.path, vo);
+      slots[i].report = validate_index(build_file_index(fd, input.path, vo.index), vo);
     } catch (const IoError& e) {
       slots[i].error = e.what();
     }
     ::close(fd);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(parsed["jobs"].as<unsigned>(), 64));
+  // Files in parallel, or one big file's halves in parallel: not both.
+  if (jobs > 1 && inputs.size() > 1) vo.index.two_threads = false;
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < inputs.size(); i = next++) validate_one(i);

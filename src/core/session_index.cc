@@ -1,7 +1,17 @@
 #include "pihydrate/session_index.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <thread>
+
 #include "core/entry_scanner.h"
 #include "core/utf8.h"
+#include "pihydrate/errors.h"
 
 namespace pihydrate {
 
@@ -60,9 +70,12 @@ std::string_view StringArena::add(std::string_view text) {
   return view;
 }
 
-SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options) {
-  SessionIndex index;
-  index.file = std::move(display_name);
+namespace {
+
+// The lines of `source` into `index`. `file_start`: the source begins at the
+// file's first byte (where a BOM may be). Returns false when the entry cap
+// stopped the scan.
+bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start, SessionIndex& index) {
   EntryScanner scanner(*index.arena, index.tool_calls, index.details, options.max_depth);
   LineReader reader(source, options.reader);
   Line line;
@@ -81,7 +94,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
     }
     std::string_view bytes = line.bytes;
     std::size_t start = 0;
-    if (line.number == 1 && bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF") {
+    if (file_start && line.number == 1 && bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF") {
       index.starts_with_bom = true;
       start = 3;
     }
@@ -109,7 +122,7 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
         if (index.entries.size() >= options.max_entries) {
           index.entry_cap_hit = true;
           index.file_size = reader.bytes_read();
-          return index;
+          return false;
         }
         entry.line = line.number;
         entry.offset = line.offset;
@@ -119,7 +132,138 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
     }
   }
   index.file_size = reader.bytes_read();
+  return true;
+}
+
+// Bytes [offset, end) of a file, by pread: two threads can read one file.
+class RangeSource final : public ByteSource {
+ public:
+  RangeSource(int fd, std::uint64_t offset, std::uint64_t end, const std::string& name)
+      : fd_(fd), offset_(offset), end_(end), name_(name) {}
+  std::size_t read(char* buffer, std::size_t size) override {
+    if (offset_ >= end_) return 0;
+    size = static_cast<std::size_t>(std::min<std::uint64_t>(size, end_ - offset_));
+    for (;;) {
+      ssize_t n = ::pread(fd_, buffer, size, static_cast<off_t>(offset_));
+      if (n >= 0) {
+        offset_ += static_cast<std::uint64_t>(n);
+        return static_cast<std::size_t>(n);
+      }
+      if (errno != EINTR) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  std::uint64_t offset_, end_;
+  const std::string& name_;
+};
+
+// The offset just past the first '\n' at or after `from`, or 0 when none.
+std::uint64_t next_line_start(int fd, std::uint64_t from, std::uint64_t size, const std::string& name) {
+  std::vector<char> chunk(std::size_t{1} << 16);
+  RangeSource source(fd, from, size, name);
+  for (std::uint64_t at = from;;) {
+    std::size_t n = source.read(chunk.data(), chunk.size());
+    if (n == 0) return 0;
+    if (const void* nl = std::memchr(chunk.data(), '\n', n))
+      return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - chunk.data()) + 1;
+    at += n;
+  }
+}
+
+// Appends the second half's index (scanned from byte `split`, its lines
+// numbered from 1) to the first's.
+void append_half(SessionIndex& index, SessionIndex&& tail, std::uint64_t split) {
+  const std::uint64_t lines_before = index.line_count;
+  const auto calls_before = static_cast<std::uint32_t>(index.tool_calls.size());
+  for (Entry e : tail.entries) {
+    e.line += lines_before;
+    e.offset += split;
+    e.tool_calls_begin += calls_before;
+    index.entries.push_back(e);
+  }
+  index.tool_calls.insert(index.tool_calls.end(), tail.tool_calls.begin(), tail.tool_calls.end());
+  index.merged_details.push_back(std::move(tail.details));  // the entries' pointers stay valid
+  index.merged_arenas.push_back(std::move(tail.arena));
+  for (BadLine& bad : tail.bad_lines) {
+    if (index.bad_lines.size() >= SessionIndex::kMaxKeptProblems) break;
+    bad.line += lines_before;
+    index.bad_lines.push_back(std::move(bad));
+  }
+  index.bad_line_count += tail.bad_line_count;
+  for (std::size_t i = 0; i < tail.invalid_utf8_lines.size(); ++i) {
+    if (index.invalid_utf8_lines.size() >= SessionIndex::kMaxKeptProblems) break;
+    index.invalid_utf8_lines.push_back(tail.invalid_utf8_lines[i] + lines_before);
+    index.invalid_utf8_columns.push_back(tail.invalid_utf8_columns[i]);
+  }
+  index.invalid_utf8_count += tail.invalid_utf8_count;
+  if (tail.crlf_lines > 0 && index.crlf_lines == 0) index.first_crlf_line = tail.first_crlf_line + lines_before;
+  index.crlf_lines += tail.crlf_lines;
+  index.blank_lines += tail.blank_lines;
+  if (tail.line_count > 0) {
+    index.line_count = lines_before + tail.line_count;
+    index.ends_with_newline = tail.ends_with_newline;
+  }
+  index.file_size = split + tail.file_size;
+}
+
+}  // namespace
+
+SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options) {
+  SessionIndex index;
+  index.file = std::move(display_name);
+  scan_lines(source, options, true, index);
   return index;
+}
+
+SessionIndex build_file_index(int fd, std::string display_name, const IndexOptions& options) {
+  // Halves of a few MiB are not worth a thread.
+  constexpr std::uint64_t kMinSplitBytes = std::uint64_t{8} << 20;
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const auto size = static_cast<std::uint64_t>(regular ? st.st_size : 0);
+  std::uint64_t split = 0;
+  if (options.two_threads && regular && size >= kMinSplitBytes && std::thread::hardware_concurrency() > 1)
+    split = next_line_start(fd, size / 2, size, display_name);
+  if (!regular) {  // a pipe or a device: one pass, as it comes
+    auto source = make_fd_source(fd, display_name);
+    return build_session_index(*source, std::move(display_name), options);
+  }
+  if (split == 0 || split >= size) {
+    RangeSource whole(fd, 0, size, display_name);
+    return build_session_index(whole, std::move(display_name), options);
+  }
+  SessionIndex head, tail;
+  head.file = tail.file = display_name;
+  std::exception_ptr tail_error;
+  bool tail_complete = true;
+  std::thread second([&] {
+    try {
+      RangeSource source(fd, split, size, display_name);
+      tail_complete = scan_lines(source, options, false, tail);
+    } catch (...) {
+      tail_error = std::current_exception();
+    }
+  });
+  bool head_complete = false;
+  try {
+    RangeSource source(fd, 0, split, display_name);
+    head_complete = scan_lines(source, options, true, head);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (tail_error) std::rethrow_exception(tail_error);
+  // The entry cap is counted over the whole file: past it, the sequential
+  // scan decides exactly where reading stopped.
+  if (!head_complete || !tail_complete || head.entries.size() + tail.entries.size() > options.max_entries) {
+    RangeSource whole(fd, 0, size, display_name);
+    return build_session_index(whole, std::move(display_name), options);
+  }
+  append_half(head, std::move(tail), split);
+  return head;
 }
 
 }  // namespace pihydrate

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <sstream>
+
+#include "pihydrate/session_index.h"
+
 namespace pihydrate {
 namespace {
 
@@ -131,6 +136,75 @@ TEST(ChunkedVectorTest, GrowsAcrossChunksWithoutMovingElements) {
     ++seen;
   }
   EXPECT_EQ(seen, 11u);
+}
+
+}  // namespace
+}  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// build_file_index scans a big file's halves on two threads; the merged
+// index must be exactly the one sequential scan gives.
+std::string describe_index(const SessionIndex& index) {
+  std::ostringstream out;
+  out << index.file_size << " lines " << index.line_count << " blank " << index.blank_lines << " bom "
+      << index.starts_with_bom << " nl " << index.ends_with_newline << " crlf " << index.crlf_lines << "@"
+      << index.first_crlf_line << " cap " << index.entry_cap_hit << " bad " << index.bad_line_count << " utf8 "
+      << index.invalid_utf8_count << "\n";
+  for (const BadLine& b : index.bad_lines)
+    out << "bad " << b.line << ":" << b.column << " " << static_cast<int>(b.problem) << b.is_last_without_newline << " "
+        << b.reason << "\n";
+  for (std::size_t i = 0; i < index.invalid_utf8_lines.size(); ++i)
+    out << "utf8 " << index.invalid_utf8_lines[i] << ":" << index.invalid_utf8_columns[i] << "\n";
+  for (const Entry& e : index.entries) {
+    out << e.line << " " << e.offset << " " << e.length << " " << static_cast<int>(e.type) << " " << e.id.text << "@"
+        << e.id.column << " " << e.parent_id.text << " " << e.details().cwd.text << e.details().target_id.text
+        << e.details().label.text << " calls";
+    for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) out << " " << c->id << "/" << c->name;
+    out << "\n";
+  }
+  return out.str();
+}
+
+TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
+  std::string text = "\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/tmp\"}\n";
+  std::string padding(2000, 'x');
+  for (int i = 0; text.size() < (std::size_t{10} << 20); ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "%08x", i);
+    switch (i % 9) {
+      case 0: text += "\n"; break;                                      // blank
+      case 1: text += "{\"type\":\"message\",\"id\":\"" + std::string(id) + "\"\n"; break;  // truncated
+      case 2: text += "{\"type\":\"label\",\"id\":\"" + std::string(id) + "\",\"targetId\":\"a\",\"label\":\"x\"}\r\n"; break;
+      case 3: text += "{\"type\":\"custom\",\"id\":\"" + std::string(id) + "\",\"data\":\"\xC3\x28\"}\n"; break;  // bad UTF-8
+      default:
+        text += "{\"type\":\"message\",\"id\":\"" + std::string(id) + "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
+                "\"content\":[{\"type\":\"toolCall\",\"id\":\"c" + std::string(id) + "\",\"name\":\"read\",\"arguments\":{}}," +
+                "{\"type\":\"text\",\"text\":\"" + padding + "\"}]}}\n";
+    }
+  }
+  text += "{\"type\":\"custom\",\"id\":\"last\"}";  // no newline at the end
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), file), text.size());
+  std::fflush(file);
+  const int fd = fileno(file);
+
+  for (std::size_t cap : {std::size_t{50'000'000}, std::size_t{3000}}) {
+    IndexOptions one;
+    one.max_entries = cap;
+    one.two_threads = false;
+    IndexOptions two = one;
+    two.two_threads = true;
+    const std::string sequential = describe_index(build_file_index(fd, "f", one));
+    const std::string parallel = describe_index(build_file_index(fd, "f", two));
+    auto source = make_memory_source(text);
+    const std::string streamed = describe_index(build_session_index(*source, "f", one));
+    EXPECT_EQ(parallel, sequential) << "cap " << cap;
+    EXPECT_EQ(streamed, sequential) << "cap " << cap;
+  }
+  std::fclose(file);
 }
 
 }  // namespace
