@@ -37,6 +37,8 @@ enum class EntryType : std::uint8_t {
   kUsage,
   kUnknown,
 };
+// The `type` string of a known entry type; empty for kNone and kUnknown.
+std::string_view entry_type_name(EntryType type);
 
 enum class Role : std::uint8_t {
   kNone,  // no string `role`

@@ -65,18 +65,9 @@ BlockKey block_key(std::string_view k) {
 }
 
 EntryType entry_type_of(std::string_view t) {
-  if (t == "message") return EntryType::kMessage;
-  if (t == "session") return EntryType::kSession;
-  if (t == "compaction") return EntryType::kCompaction;
-  if (t == "branch_summary") return EntryType::kBranchSummary;
-  if (t == "custom_message") return EntryType::kCustomMessage;
-  if (t == "custom") return EntryType::kCustom;
-  if (t == "label") return EntryType::kLabel;
-  if (t == "session_info") return EntryType::kSessionInfo;
-  if (t == "model_change") return EntryType::kModelChange;
-  if (t == "thinking_level_change") return EntryType::kThinkingLevelChange;
-  if (t == "context_edit") return EntryType::kContextEdit;
-  if (t == "usage") return EntryType::kUsage;
+  for (auto type = EntryType::kSession; type != EntryType::kUnknown;
+       type = static_cast<EntryType>(static_cast<int>(type) + 1))
+    if (entry_type_name(type) == t) return type;
   return EntryType::kUnknown;
 }
 

@@ -31,9 +31,8 @@ const char* json_kind_name(JsonKind kind) {
 
 const EntryDetails Entry::kNoDetails{};
 
-std::string_view Entry::type_text() const {
+std::string_view entry_type_name(EntryType type) {
   switch (type) {
-    case EntryType::kNone: return {};
     case EntryType::kSession: return "session";
     case EntryType::kMessage: return "message";
     case EntryType::kCompaction: return "compaction";
@@ -46,9 +45,14 @@ std::string_view Entry::type_text() const {
     case EntryType::kThinkingLevelChange: return "thinking_level_change";
     case EntryType::kContextEdit: return "context_edit";
     case EntryType::kUsage: return "usage";
-    case EntryType::kUnknown: return details().unknown_type;
+    case EntryType::kNone:
+    case EntryType::kUnknown: break;
   }
   return {};
+}
+
+std::string_view Entry::type_text() const {
+  return type == EntryType::kUnknown ? details().unknown_type : entry_type_name(type);
 }
 
 std::string_view StringArena::add(std::string_view text) {
@@ -230,10 +234,11 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
     auto source = make_fd_source(fd, display_name);
     return build_session_index(*source, std::move(display_name), options);
   }
-  if (split == 0 || split >= size) {
+  auto in_one_pass = [&] {
     RangeSource whole(fd, 0, size, display_name);
-    return build_session_index(whole, std::move(display_name), options);
-  }
+    return build_session_index(whole, display_name, options);
+  };
+  if (split == 0 || split >= size) return in_one_pass();
   SessionIndex head, tail;
   head.file = tail.file = display_name;
   std::exception_ptr tail_error;
@@ -258,10 +263,8 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
   if (tail_error) std::rethrow_exception(tail_error);
   // The entry cap is counted over the whole file: past it, the sequential
   // scan decides exactly where reading stopped.
-  if (!head_complete || !tail_complete || head.entries.size() + tail.entries.size() > options.max_entries) {
-    RangeSource whole(fd, 0, size, display_name);
-    return build_session_index(whole, std::move(display_name), options);
-  }
+  if (!head_complete || !tail_complete || head.entries.size() + tail.entries.size() > options.max_entries)
+    return in_one_pass();
   append_half(head, std::move(tail), split);
   return head;
 }
