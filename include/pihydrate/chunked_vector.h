@@ -28,6 +28,24 @@ class ChunkedVector {
     (*this)[size_++] = std::move(value);
   }
 
+  // Moves `other`'s elements to the end, each passed through `adjust`, and
+  // frees each of its chunks once copied: appending N elements never needs
+  // room for more than N plus one chunk of them at once.
+  template <typename Adjust>
+  void append_consuming(ChunkedVector&& other, Adjust adjust) {
+    for (std::size_t c = 0; c < other.chunks_.size(); ++c) {
+      const std::size_t first = c * kChunk;
+      for (std::size_t i = first; i < other.size_ && i < first + kChunk; ++i) {
+        T value = std::move(other.chunks_[c][i - first]);
+        adjust(value);
+        push_back(std::move(value));
+      }
+      other.chunks_[c].reset();
+    }
+    other.chunks_.clear();
+    other.size_ = 0;
+  }
+
   template <typename Owner, typename Value>
   class Iterator {
    public:

@@ -181,13 +181,13 @@ std::uint64_t next_line_start(int fd, std::uint64_t from, std::uint64_t size, co
 void append_half(SessionIndex& index, SessionIndex&& tail, std::uint64_t split) {
   const std::uint64_t lines_before = index.line_count;
   const auto calls_before = static_cast<std::uint32_t>(index.tool_calls.size());
-  for (Entry e : tail.entries) {
+  index.entries.append_consuming(std::move(tail.entries), [&](Entry& e) {
     e.line += lines_before;
     e.offset += split;
     e.tool_calls_begin += calls_before;
-    index.entries.push_back(e);
-  }
+  });
   index.tool_calls.insert(index.tool_calls.end(), tail.tool_calls.begin(), tail.tool_calls.end());
+  tail.tool_calls = {};
   index.merged_details.push_back(std::move(tail.details));  // the entries' pointers stay valid
   index.merged_arenas.push_back(std::move(tail.arena));
   for (BadLine& bad : tail.bad_lines) {

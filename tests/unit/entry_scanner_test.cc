@@ -138,6 +138,21 @@ TEST(ChunkedVectorTest, GrowsAcrossChunksWithoutMovingElements) {
   EXPECT_EQ(seen, 11u);
 }
 
+// Merging the two halves of an index appends one store to the other,
+// adjusting each element, and empties the source.
+TEST(ChunkedVectorTest, AppendConsumingAdjustsInOrderAndEmptiesTheSource) {
+  ChunkedVector<std::uint64_t, 4> head, tail;
+  for (std::uint64_t i = 0; i < 6; ++i) head.push_back(i);  // a partly filled last chunk
+  for (std::uint64_t i = 0; i < 9; ++i) tail.push_back(i);
+  head.append_consuming(std::move(tail), [](std::uint64_t& x) { x += 100; });
+  ASSERT_EQ(head.size(), 15u);
+  for (std::uint64_t i = 0; i < 6; ++i) EXPECT_EQ(head[i], i);
+  for (std::uint64_t i = 0; i < 9; ++i) EXPECT_EQ(head[6 + i], 100 + i);
+  EXPECT_TRUE(tail.empty());
+  tail.push_back(7);  // still usable
+  EXPECT_EQ(tail.back(), 7u);
+}
+
 }  // namespace
 }  // namespace pihydrate
 
