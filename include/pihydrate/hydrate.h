@@ -3,13 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
@@ -62,28 +60,6 @@ class LineSink {
  public:
   virtual ~LineSink() = default;
   virtual void write_line(std::string_view line) = 0;
-};
-
-// A LineSink that forwards every line to `inner` and indexes it on a second
-// thread, so the output can be validated when writing ends without reading
-// it back (the index is the one build_session_index would build).
-class ConcurrentVerifier final : public LineSink {
- public:
-  ConcurrentVerifier(LineSink& inner, std::string display_name, IndexOptions options);
-  ~ConcurrentVerifier() override;
-  ConcurrentVerifier(const ConcurrentVerifier&) = delete;
-  ConcurrentVerifier& operator=(const ConcurrentVerifier&) = delete;
-  void write_line(std::string_view line) override;
-  SessionIndex finish();  // waits for the indexing thread
-
- private:
-  class Queue;
-  LineSink& inner_;
-  std::unique_ptr<Queue> queue_;
-  std::string batch_;
-  SessionIndex result_;
-  std::exception_ptr error_;
-  std::thread worker_;
 };
 
 // Plans and writes the hydrated session. Returns false (with errors in the

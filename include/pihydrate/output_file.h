@@ -21,7 +21,11 @@ class OutputFile final : public LineSink {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write_line(std::string_view line) override;
-  // Flushes and fsyncs; after this the temporary file can be read back.
+  // Writes out what is buffered; the temporary file can then be read back
+  // through fd() (verification reads it before it is synced).
+  void flush();
+  int fd() const { return fd_; }
+  // Flushes and fsyncs.
   void finish();
   const std::string& temp_path() const { return temp_path_; }
   // Renames the temporary file to `target` (refusing an existing one unless
@@ -31,7 +35,6 @@ class OutputFile final : public LineSink {
   void copy_to(std::ostream& out);
 
  private:
-  void flush();
   std::string temp_path_;
   std::string directory_;
   int fd_ = -1;

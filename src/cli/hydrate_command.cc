@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -410,14 +409,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   const bool check_unchanged = !is_thread && input != "-" && ::fstat(input_fd.fd, &before) == 0;
   OutputFile output(out_dir);
   const bool verify = parsed.count("no-verify") == 0;
-  // The output is indexed for verification as it is written, on the other core.
-  std::optional<ConcurrentVerifier> verifier;
-  if (verify) verifier.emplace(output, "<output>", ho.index);
-  LineSink& sink = verify ? static_cast<LineSink&>(*verifier) : static_cast<LineSink&>(output);
   HydrateReport report;
-  bool ok = hydrate_session(index, *lines, ho, sink, report);
-  SessionIndex written;
-  if (verifier) written = verifier->finish();
+  bool ok = hydrate_session(index, *lines, ho, output, report);
   struct stat after {};
   if (ok && check_unchanged && ::fstat(input_fd.fd, &after) == 0 &&
       (after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
@@ -454,16 +447,19 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     out_file = (fs::path(out_dir) / name).string();
     check_output_target(out_file, input, force);
   }
-  // The input's index is not needed any more: release it before validating.
+  // The input's index is not needed any more: it is released before the
+  // output is indexed, so the two are never in memory at once.
   index = SessionIndex();
   lines.reset();
   if (ok) {
-    output.finish();
+    output.flush();
     if (verify) {
+      // The written file is read back (from the page cache) and validated
+      // as pi would load it.
       ValidateOptions vo;
       vo.pi_version = ho.pi_version;
       vo.check_cwd = !allow_missing_cwd;
-      written.file = to_stdout ? "<output>" : out_file;
+      SessionIndex written = build_file_index(output.fd(), to_stdout ? "<output>" : out_file, ho.index);
       FileReport verdict = validate_index(written, vo);
       for (Diagnostic& d : verdict.diagnostics) {
         if (d.severity != Severity::kError) continue;
