@@ -10,7 +10,7 @@
 // flatten: nothing is added or left out; calls and results become plain text
 //          (entry_rewriter.cc does the bytes), so no provider can reject the
 //          history.
-#include <deque>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -84,35 +84,51 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   }
 
   // Pair mode: match each result to the earliest unanswered call with its id.
+  // The unanswered calls of one id form a queue, linked through `calls`; ids
+  // are views into the index's arena, so a big session costs no string copies.
   struct CallRef {
     std::size_t pos;
     std::uint32_t call;
+    std::uint32_t next;  // the next unanswered call with the same id, or kNoCall
+  };
+  constexpr std::uint32_t kNoCall = UINT32_MAX;
+  struct Queue {
+    std::uint32_t head = kNoCall, tail = kNoCall;
   };
   std::unordered_map<std::size_t, std::vector<std::int64_t>> results_for;  // assistant pos -> per call
   std::vector<std::uint8_t> claimed(n, 0), dropped(n, 0);
   const bool pair = options.tools == ToolPolicy::kPair;
   {
-    std::unordered_map<std::string, std::deque<CallRef>> waiting;
-    std::unordered_set<std::string> skipped_ids, answered_ids;
+    std::vector<CallRef> calls;
+    std::unordered_map<std::string_view, Queue> waiting;
+    std::unordered_set<std::string_view> skipped_ids, answered_ids;
     for (std::size_t i = 0; i < n; ++i) {
       if (!keep[i]) continue;
       const Entry& e = view.entry(index, path[i]);
       if (!is_message(e)) continue;
       if (e.role == Role::kAssistant) {
         if (is_skipped_assistant(e)) {
-          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) skipped_ids.insert(std::string(c->id));
+          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) skipped_ids.insert(c->id);
           continue;
         }
         auto& slots = results_for[i];
         slots.assign(e.tool_calls_count, -1);
-        for (std::uint32_t k = 0; k < e.tool_calls_count; ++k)
-          waiting[std::string(index.calls_begin(e)[k].id)].push_back({i, k});
+        for (std::uint32_t k = 0; k < e.tool_calls_count; ++k) {
+          Queue& q = waiting[index.calls_begin(e)[k].id];
+          const auto added = static_cast<std::uint32_t>(calls.size());
+          calls.push_back({i, k, kNoCall});
+          if (q.tail == kNoCall) q.head = added;
+          else calls[q.tail].next = added;
+          q.tail = added;
+        }
       } else if (e.role == Role::kToolResult) {
-        std::string id(e.tool_call_id.text);
+        const std::string_view id = e.tool_call_id.text;
         auto it = waiting.find(id);
-        if (e.tool_call_id.is_string() && it != waiting.end() && !it->second.empty()) {
-          CallRef ref = it->second.front();
-          it->second.pop_front();
+        if (e.tool_call_id.is_string() && it != waiting.end() && it->second.head != kNoCall) {
+          Queue& q = it->second;
+          const CallRef ref = calls[q.head];
+          q.head = ref.next;
+          if (q.head == kNoCall) q.tail = kNoCall;
           results_for[ref.pos][ref.call] = static_cast<std::int64_t>(i);
           claimed[i] = 1;
           answered_ids.insert(id);
