@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,22 @@ struct PiView {
 };
 
 PiView build_pi_view(const SessionIndex& index, PiVersion version);
+
+// The key a JavaScript Map sees for an id-like member: its JSON kind takes
+// part, since byId.get("5") does not find an entry whose id is the number 5.
+// The text is a view into the index's arena: maps over a big session's ids
+// copy no strings.
+struct JsMapKey {
+  JsonKind kind = JsonKind::kMissing;  // arrays and objects both as kObject: they never compare equal anyway
+  std::string_view text;
+  bool operator==(const JsMapKey& other) const { return kind == other.kind && text == other.text; }
+};
+JsMapKey js_map_key(const Field& f);
+struct JsMapKeyHash {
+  std::size_t operator()(const JsMapKey& k) const {
+    return std::hash<std::string_view>()(k.text) ^ static_cast<std::size_t>(k.kind);
+  }
+};
 
 // Recomputes compaction and context from `view.path` (for a path other than
 // the leaf's, e.g. the branch --leaf chooses).

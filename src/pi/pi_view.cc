@@ -8,25 +8,13 @@
 #include <unordered_map>
 
 namespace pihydrate {
-namespace {
 
-// JavaScript Map key for an `id`-like member: the JSON kind matters, since
-// byId.get("5") does not find an entry whose id is the number 5.
-std::string id_key(const Field& f) {
-  std::string key;
-  key.reserve(f.text.size() + 1);
-  switch (f.kind) {
-    case JsonKind::kString: key += 's'; break;
-    case JsonKind::kNumber: key += 'n'; break;
-    case JsonKind::kMissing: key += 'u'; break;
-    case JsonKind::kNull: key += 'N'; break;
-    case JsonKind::kTrue: key += 'T'; break;
-    case JsonKind::kFalse: key += 'F'; break;
-    default: key += 'o'; break;  // objects never compare equal; good enough
-  }
-  key.append(f.text.data(), f.text.size());
-  return key;
+JsMapKey js_map_key(const Field& f) {
+  JsonKind kind = f.kind == JsonKind::kArray ? JsonKind::kObject : f.kind;
+  return {kind, f.text};
 }
+
+namespace {
 
 bool truthy(const Field& f) {
   switch (f.kind) {
@@ -167,7 +155,7 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   v.parent.assign(n, -1);
   v.link.assign(n, ParentLink::kRoot);
   v.shadowed.assign(n, 0);
-  std::unordered_map<std::string, std::uint32_t> by_id;
+  std::unordered_map<JsMapKey, std::uint32_t, JsMapKeyHash> by_id;
   if (v.migrates_v1) {
     for (std::size_t i = 1; i < n; ++i) {
       v.parent[i] = static_cast<std::int64_t>(i - 1);
@@ -175,12 +163,12 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
     }
   } else {
     by_id.reserve(n * 2);
-    for (std::uint32_t i = 0; i < n; ++i) by_id[id_key(v.entry(index, i).id)] = i;  // later wins
+    for (std::uint32_t i = 0; i < n; ++i) by_id[js_map_key(v.entry(index, i).id)] = i;  // later wins
     for (std::uint32_t i = 0; i < n; ++i) {
       const Entry& e = v.entry(index, i);
-      if (by_id[id_key(e.id)] != i) v.shadowed[i] = 1;
+      if (by_id[js_map_key(e.id)] != i) v.shadowed[i] = 1;
       if (!truthy(e.parent_id)) continue;
-      auto it = by_id.find(id_key(e.parent_id));
+      auto it = by_id.find(js_map_key(e.parent_id));
       if (it == by_id.end()) {
         v.link[i] = ParentLink::kDangling;
       } else {
@@ -269,14 +257,14 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
   }
   const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
   v.context.push_back(ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
-  const std::string comp_key = id_key(comp.id);
+  const JsMapKey comp_key = js_map_key(comp.id);
   // pi looks the compaction up again by id; after a v1 migration every id is
   // fresh and unique, so that finds the compaction itself.
   std::size_t comp_idx = 0;
   while (comp_idx < v.path.size() &&
          !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[comp_idx]) == v.compaction
                          : is_object_of_type(v.entry(index, v.path[comp_idx]), EntryType::kCompaction) &&
-                               id_key(v.entry(index, v.path[comp_idx]).id) == comp_key))
+                               js_map_key(v.entry(index, v.path[comp_idx]).id) == comp_key))
     ++comp_idx;
 
   // Which path entry does firstKeptEntryId name? After a v1 migration the
@@ -296,12 +284,12 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
       }
     }
   }
-  const std::string kept_key = id_key(comp.details().first_kept_entry_id);
+  const JsMapKey kept_key = js_map_key(comp.details().first_kept_entry_id);
   bool found = false;
   for (std::size_t i = 0; i < comp_idx; ++i) {
     std::uint32_t node = v.path[i];
     if (v.migrates_v1 ? static_cast<std::int64_t>(node) == first_kept_node
-                      : id_key(v.entry(index, node).id) == kept_key)
+                      : js_map_key(v.entry(index, node).id) == kept_key)
       found = true;
     if (found) append(node);
   }

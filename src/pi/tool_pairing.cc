@@ -26,19 +26,20 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
   };
   std::vector<Call> pending;
   std::unordered_map<std::string_view, std::uint32_t> pending_ids;  // ids of this turn's calls
-  std::unordered_set<std::string> answered_in_turn;
-  std::unordered_map<std::string, std::uint32_t> first_result;   // any turn
-  std::unordered_map<std::string, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
-  std::unordered_map<std::string, std::uint32_t> call_node_of_id;  // first assistant with a call id
-  std::unordered_map<std::string, std::size_t> unanswered_by_id;
+  // Ids are views into the index's arena: no copies for a big session.
+  std::unordered_set<std::string_view> answered_in_turn;
+  std::unordered_map<std::string_view, std::uint32_t> first_result;   // any turn
+  std::unordered_map<std::string_view, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
+  std::unordered_map<std::string_view, std::uint32_t> call_node_of_id;  // first assistant with a call id
+  std::unordered_map<std::string_view, std::size_t> unanswered_by_id;
   std::vector<std::pair<std::string, Unanswered>> unanswered;
 
   auto close_turn = [&](std::int64_t closer) {
     for (const Call& c : pending) {
-      std::string id(c.ref->id);
+      const std::string_view id = c.ref->id;
       if (answered_in_turn.count(id)) continue;
       unanswered_by_id[id] = unanswered.size();
-      unanswered.push_back({id, Unanswered{c.node, c.ref->column, closer}});
+      unanswered.push_back({std::string(id), Unanswered{c.node, c.ref->column, closer}});
     }
     pending.clear();
     pending_ids.clear();
@@ -52,7 +53,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
       close_turn(item.node);
       if (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted) {
         for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c)
-          skipped_calls[std::string(c->id)] = item.node;
+          skipped_calls[c->id] = item.node;
         continue;
       }
       for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) {
@@ -60,26 +61,26 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
         ++pending_ids[c->id];
         if (!is_valid_tool_call_id(c->id))
           out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
-        auto [earlier, fresh] = call_node_of_id.emplace(std::string(c->id), item.node);
+        auto [earlier, fresh] = call_node_of_id.emplace(c->id, item.node);
         if (!fresh)
           out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
       }
     } else if (item.llm_role == Role::kToolResult) {
-      std::string id(e.tool_call_id.text);
+      const std::string_view id = e.tool_call_id.text;
       const bool in_turn = pending_ids.count(e.tool_call_id.text) > 0;
       auto first = first_result.find(id);
       if (in_turn && !answered_in_turn.count(id)) {
         answered_in_turn.insert(id);  // a call of this turn (its id may repeat an older call's)
         first_result[id] = item.node;
       } else if (first != first_result.end()) {
-        out.push_back({PairingIssue::kDuplicateResult, item.node, id, e.tool_call_id.column, -1, first->second, -1});
+        out.push_back({PairingIssue::kDuplicateResult, item.node, std::string(id), e.tool_call_id.column, -1, first->second, -1});
       } else if (auto s = skipped_calls.find(id); s != skipped_calls.end()) {
-        out.push_back({PairingIssue::kResultOfSkipped, item.node, id, e.tool_call_id.column, s->second, -1, -1});
+        out.push_back({PairingIssue::kResultOfSkipped, item.node, std::string(id), e.tool_call_id.column, s->second, -1, -1});
       } else if (auto u = unanswered_by_id.find(id); u != unanswered_by_id.end() && unanswered[u->second].second.late_result < 0) {
         unanswered[u->second].second.late_result = item.node;
         first_result[id] = item.node;
       } else {
-        out.push_back({PairingIssue::kOrphanResult, item.node, id, e.tool_call_id.column, -1, -1, -1});
+        out.push_back({PairingIssue::kOrphanResult, item.node, std::string(id), e.tool_call_id.column, -1, -1, -1});
       }
     } else if (item.llm_role == Role::kUser) {
       close_turn(item.node);

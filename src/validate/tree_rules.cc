@@ -15,9 +15,6 @@ std::string id_text(const Field& f) {
   return json_kind_name(f.kind);
 }
 
-// A map key for an id: its JSON kind and its full text.
-std::string id_key(const Field& f) { return (f.kind == JsonKind::kNumber ? "n" : "s") + std::string(f.text); }
-
 // parentId values JavaScript treats as "no parent": the walk stops there.
 bool falsy_parent(const Field& f) {
   return f.kind == JsonKind::kFalse || (f.kind == JsonKind::kString && f.text.empty()) ||
@@ -86,10 +83,10 @@ void check_ids_and_parents(RuleContext& ctx) {
   const PiView& v = ctx.view;
   std::vector<std::uint8_t> path_mask;
   // Where each shadowed id reappears, for the message.
-  std::unordered_map<std::string, std::uint32_t> last_with_id;
+  std::unordered_map<JsMapKey, std::uint32_t, JsMapKeyHash> last_with_id;
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
-    if (e.id.is_string() || e.id.kind == JsonKind::kNumber) last_with_id[id_key(e.id)] = i;
+    if (e.id.is_string() || e.id.kind == JsonKind::kNumber) last_with_id[js_map_key(e.id)] = i;
   }
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
@@ -107,7 +104,7 @@ void check_ids_and_parents(RuleContext& ctx) {
                      ": no other entry can name it as its parent",
                  "give the entry a unique 8-hex id");
     } else if (v.shadowed[i]) {
-      std::uint32_t later = last_with_id[id_key(e.id)];
+      std::uint32_t later = last_with_id[js_map_key(e.id)];
       ctx.report(Code::kDuplicateId, Severity::kError, e.line, e.id.column,
                  "id " + id_text(e.id) + " is used again on line " + std::to_string(ctx.node_line(later)) +
                      ": pi keeps only the later entry, so this one drops out of the tree and its children hang "
