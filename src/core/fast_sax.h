@@ -10,17 +10,28 @@
 // The handler provides RapidJSON's event methods and:
 //   bool skips_current() const;  // after Start*: is the container just opened ignored?
 //   bool wants_text() const;     // is the next scalar's text read (else only its kind)?
+// and optionally
+//   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "core/json_check.h"
 #include "core/json_spans.h"
 
 namespace pihydrate {
+
+template <typename Handler, typename = void>
+struct SeesSkippedStrings : std::false_type {};
+template <typename Handler>
+struct SeesSkippedStrings<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_string(
+                                       static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
+    : std::true_type {};
 
 template <typename Handler>
 class FastSaxReader {
@@ -217,6 +228,7 @@ class FastSaxReader {
           const char *raw = nullptr, *raw_end = nullptr;
           bool escaped = false;
           if (c != '"' || !scan_string(p, raw, raw_end, escaped)) return false;
+          if constexpr (SeesSkippedStrings<Handler>::value) handler_->skipped_string(raw - 1, p);
           need = Need::kColon;
           continue;
         }
@@ -235,6 +247,8 @@ class FastSaxReader {
         const char *raw = nullptr, *raw_end = nullptr;
         bool escaped = false;
         ok = scan_string(p, raw, raw_end, escaped);
+        if constexpr (SeesSkippedStrings<Handler>::value)
+          if (ok) handler_->skipped_string(raw - 1, p);
       } else if (c == 't') {
         ok = literal(p, "true");
       } else if (c == 'f') {

@@ -44,12 +44,38 @@ struct CheckOnly {
   bool wants_text() const { return false; }
 };
 
+// The check that also records long strings. A JSON text that is one
+// container has all its strings inside skipped containers.
+struct CheckCollectingLongStrings : CheckOnly {
+  LongStrings* long_strings;
+  const char* origin;  // the byte at offset 0
+  void skipped_string(const char* quote, const char* past_end) {
+    if (static_cast<std::size_t>(past_end - quote) > LongStrings::kMinLength)
+      long_strings->add(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
+  }
+};
+
 }  // namespace
 
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth) {
   CheckOnly check;
   FastSaxReader<CheckOnly> reader;
   return reader.parse(text.data(), text.data() + text.size(), check, max_depth);
+}
+
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongStrings& long_strings,
+                             std::size_t base) {
+  long_strings.clear();
+  CheckCollectingLongStrings check;
+  check.long_strings = &long_strings;
+  check.origin = text.data() - base;
+  FastSaxReader<CheckCollectingLongStrings> reader;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  // A top-level string is not inside a container: its span is found the slow way.
+  if (p < end && *p != '{' && *p != '[') return false;
+  return reader.parse(text.data(), end, check, max_depth);
 }
 
 }  // namespace pihydrate

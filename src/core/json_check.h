@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "core/json_spans.h"
+
 namespace pihydrate {
 
 // True when `text` is certainly one JSON value (with surrounding whitespace)
@@ -15,6 +17,12 @@ namespace pihydrate {
 // exactly (surrogate escapes, exponents, very long numbers, too deep). The
 // caller then asks RapidJSON, which also gives the error and its offset.
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
+// The same check, also recording in `long_strings` every string literal
+// longer than LongStrings::kMinLength, at offsets from `text`'s first byte
+// plus `base`: one pass instead of a check and a LongStrings::index. When
+// it returns false, `long_strings` is incomplete.
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongStrings& long_strings,
+                             std::size_t base);
 
 // The first '"', '\\' or control byte (< 0x20) in [p, end), or end: inside a
 // string literal, the only bytes that need a look. Sixteen bytes at a time.

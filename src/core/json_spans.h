@@ -21,7 +21,11 @@ class LongStrings {
  public:
   static constexpr std::size_t kMinLength = 256;  // shorter strings are cheaper to scan than to look up
   void index(std::string_view s);                 // s: syntactically valid JSON (one value or several)
+  void clear() { spans_.clear(); }
+  void add(std::size_t begin, std::size_t end) { spans_.emplace_back(begin, end); }  // in increasing order
   std::size_t end_of(std::size_t begin) const;    // one past the closing quote; 0 when not indexed
+  bool operator==(const LongStrings& other) const { return spans_ == other.spans_; }
+  std::size_t size() const { return spans_.size(); }
 
  private:
   std::vector<std::pair<std::size_t, std::size_t>> spans_;  // (opening quote, one past closing), sorted

@@ -35,7 +35,8 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 
 }  // namespace
 
-bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth) {
+bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
+                                  bool collect_long_strings) {
   if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
     error = "NUL byte";
     error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
@@ -43,7 +44,12 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   }
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
-  if (is_certainly_valid_json(text, max_depth)) return true;
+  if (collect_long_strings) {
+    if (is_certainly_valid_json(text, max_depth, long_strings_, base)) return long_strings_ready_ = true;
+    long_strings_.clear();  // incomplete
+  } else if (is_certainly_valid_json(text, max_depth)) {
+    return true;
+  }
   // JSON.parse reads a number too big for a double as Infinity; RapidJSON
   // refuses it. Such a number is patched to an equal-length zero for the
   // check and restored afterwards (the caller's bytes are writable, see parse).
@@ -96,8 +102,8 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   // One document?
   std::string saved_error;
   std::size_t saved_offset = 0;
-  if (check_syntax(bytes.substr(start), start, max_depth)) {
-    long_strings_.index(bytes);
+  if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_strings=*/true)) {
+    if (!long_strings_ready_) long_strings_.index(bytes);
     root_ = {start, json_value_end(bytes, start, &long_strings_)};
     return true;
   }

@@ -51,7 +51,9 @@ class ThreadDocument {
   std::size_t error_offset = 0;
 
  private:
-  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth);
+  // With `collect_long_strings`, the quick check also fills long_strings_
+  // (and sets long_strings_ready_) when it settles the text.
+  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_strings = false);
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
     std::size_t begin = 0;
@@ -66,6 +68,7 @@ class ThreadDocument {
   std::vector<JsonRef> jsonl_entries_;
   std::vector<std::size_t> line_starts_;
   LongStrings long_strings_;  // the document's long strings, so repeated walks skip them
+  bool long_strings_ready_ = false;
 };
 
 }  // namespace pihydrate

@@ -83,5 +83,35 @@ TEST(JsonCheckTest, NeverAcceptsWhatRapidJsonRejects) {
   EXPECT_GT(accepted, 1000);  // the comparison saw many accepted texts
 }
 
+// The check that also records long strings finds exactly the ones
+// LongStrings::index finds in a separate pass: keys and values, nested,
+// escaped, just under and just over the threshold, after leading bytes.
+TEST(JsonCheckTest, CollectsTheLongStringsIndexFinds) {
+  std::mt19937 rng(11);
+  auto str = [&](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s += (rng() % 17 == 0) ? std::string("\\\"") : std::string(1, 'a' + rng() % 26);
+    return "\"" + s + "\"";
+  };
+  int with_long = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string text = round % 2 ? "[" : "{\"entries\":[";
+    for (int e = 0, n = 1 + static_cast<int>(rng() % 6); e < n; ++e) {
+      if (e) text += ",";
+      const std::size_t k = LongStrings::kMinLength - 3 + rng() % 8;  // around the threshold
+      text += "{" + str(rng() % 2 ? 3 : k) + ":" + str(k) + ",\"n\":[" + str(rng() % 600) + ",1,null,{\"x\":" +
+              str(k + rng() % 4) + "}]}";
+    }
+    text += round % 2 ? "]" : "]}";
+    const std::string padded = "\xEF\xBB\xBF \n" + text;  // a BOM and whitespace before the value
+    LongStrings separate, fused;
+    separate.index(padded);
+    ASSERT_TRUE(is_certainly_valid_json(std::string_view(padded).substr(3), 64, fused, 3)) << text;
+    EXPECT_TRUE(fused == separate) << text;
+    if (separate.size() > 0) ++with_long;
+  }
+  EXPECT_GT(with_long, 100);
+}
+
 }  // namespace
 }  // namespace pihydrate
