@@ -36,8 +36,12 @@ struct Line {
   bool too_long = false;     // longer than the cap: `bytes` is empty
 };
 
+// The highest cap on a line's length (512 MiB - 2): byte columns of an
+// index then fit in 29 bits (session_index.h). Larger caps are clamped.
+constexpr std::size_t kMaxLineBytesLimit = (std::size_t{1} << 29) - 2;
+
 struct LineReaderOptions {
-  std::size_t max_line_bytes = std::size_t{256} << 20;  // 256 MiB
+  std::size_t max_line_bytes = std::size_t{256} << 20;  // 256 MiB; at most kMaxLineBytesLimit
   std::size_t read_chunk = std::size_t{1} << 20;         // 1 MiB
 };
 

@@ -4,6 +4,7 @@
 // and is reached again through `offset`/`length` when it must be copied out.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -58,23 +59,34 @@ enum class StopReason : std::uint8_t { kNone, kStop, kLength, kToolUse, kError, 
 
 // A string member as found in a line: its kind, its (unescaped) text when it
 // is a string or a number, and the byte column where its value starts.
-// Members are ordered so a Field packs into 24 bytes: an index holds one
-// Entry per line, so its size is most of pi-hydrate's memory.
+// An index holds one Entry per line, so its size is most of pi-hydrate's
+// memory: a Field packs into 16 bytes (a pointer, a 32-bit length, and the
+// column and kind sharing 32 bits).
 struct Field {
-  std::string_view text;     // string contents, or number text; points into the arena
-  std::uint32_t column = 0;  // 1-based byte column of the value; 0 when missing
-  JsonKind kind = JsonKind::kMissing;
+  Field() : column(0), kind(JsonKind::kMissing) {}
+  std::string_view text() const { return {text_data_, text_size_}; }  // points into the arena
+  void set_text(std::string_view text) {
+    text_data_ = text.data();
+    text_size_ = static_cast<std::uint32_t>(text.size());
+  }
   bool is_string() const { return kind == JsonKind::kString; }
   bool present() const { return kind != JsonKind::kMissing; }
+
+  const char* text_data_ = nullptr;
+  std::uint32_t text_size_ = 0;
+  std::uint32_t column : 29;  // 1-based byte column of the value; 0 when missing (lines are
+                              // at most kMaxLineBytesLimit long)
+  JsonKind kind : 3;
 };
 
 // A member whose text is not kept (objects, or strings read into an enum):
-// only its kind and column, a third of a Field.
+// only its kind and column, in 4 bytes.
 struct KindField {
-  std::uint32_t column = 0;  // 1-based byte column of the value; 0 when missing
-  JsonKind kind = JsonKind::kMissing;
+  KindField() : column(0), kind(JsonKind::kMissing) {}
   bool is_string() const { return kind == JsonKind::kString; }
   bool present() const { return kind != JsonKind::kMissing; }
+  std::uint32_t column : 29;  // 1-based byte column of the value; 0 when missing
+  JsonKind kind : 3;
 };
 
 struct ToolCallRef {

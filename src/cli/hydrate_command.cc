@@ -285,6 +285,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   ho.pi_version = *version;
   ho.flatten_max_chars = parsed["flatten-max-chars"].as<std::size_t>();
   ho.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
+  if (ho.index.reader.max_line_bytes > kMaxLineBytesLimit)
+    return fail_usage(err, "--max-line-bytes must be at most " + std::to_string(kMaxLineBytesLimit) + " (512 MiB)");
   ho.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
   ho.index.max_entries = parsed["max-entries"].as<std::size_t>();
   to.max_depth = ho.index.max_depth;

@@ -160,6 +160,10 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   if (parsed.count("process-cwd")) vo.process_cwd = parsed["process-cwd"].as<std::string>();
   vo.linear = parsed.count("linear") > 0;
   vo.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
+  if (vo.index.reader.max_line_bytes > kMaxLineBytesLimit) {
+    err << "pi-hydrate: error: --max-line-bytes must be at most " << kMaxLineBytesLimit << " (512 MiB)\n";
+    return kExitUsage;
+  }
   vo.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
   vo.index.max_entries = parsed["max-entries"].as<std::size_t>();
 

@@ -175,7 +175,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   void set(Field& f, JsonKind kind, std::string_view text) {
     f.kind = kind;
-    f.text = (kind == JsonKind::kString || kind == JsonKind::kNumber) ? arena_.add(text) : std::string_view();
+    f.set_text((kind == JsonKind::kString || kind == JsonKind::kNumber) ? arena_.add(text) : std::string_view());
     f.column = value_column();
   }
 

@@ -67,6 +67,7 @@ std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes) {
 
 LineReader::LineReader(ByteSource& source, LineReaderOptions options)
     : source_(source), options_(options) {
+  if (options_.max_line_bytes > kMaxLineBytesLimit) options_.max_line_bytes = kMaxLineBytesLimit;
   if (options_.read_chunk == 0) options_.read_chunk = 1;
   buffer_.resize(options_.read_chunk + 1);
 }

@@ -29,7 +29,7 @@ bool select_path(const SessionIndex& index, const PiView& view, const HydrateOpt
   std::int64_t leaf = view.leaf;
   auto id_of = [&](std::uint32_t node) -> std::string_view {
     const Entry& e = view.entry(index, node);
-    return e.id.is_string() ? e.id.text : std::string_view();
+    return e.id.is_string() ? e.id.text() : std::string_view();
   };
   if (options.leaf_id || options.label) {
     if (view.migrates_v1) {
@@ -46,8 +46,8 @@ bool select_path(const SessionIndex& index, const PiView& view, const HydrateOpt
       for (std::uint32_t i = 0; i < n; ++i) {
         const Entry& e = view.entry(index, i);
         if (e.root != JsonKind::kObject || e.type != EntryType::kLabel || !e.details().target_id.is_string()) continue;
-        if (e.details().label.is_string() && !e.details().label.text.empty()) label_of[std::string(e.details().target_id.text)] = std::string(e.details().label.text);
-        else label_of.erase(std::string(e.details().target_id.text));
+        if (e.details().label.is_string() && !e.details().label.text().empty()) label_of[std::string(e.details().target_id.text())] = std::string(e.details().label.text());
+        else label_of.erase(std::string(e.details().target_id.text()));
       }
       std::vector<std::string> targets;
       for (const auto& [target, name] : label_of)

@@ -139,8 +139,8 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
   if (p.synthetic == Synthetic::kMissingResult) {
     const Entry& a = view.entry(index, static_cast<std::uint32_t>(p.call_node));
     const ToolCallRef& call = index.calls_begin(a)[p.call];
-    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text) : "\"1970-01-01T00:00:00.000Z\"";
-    std::string mts = a.message_timestamp.kind == JsonKind::kNumber ? std::string(a.message_timestamp.text) : "0";
+    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
+    std::string mts = a.message_timestamp.kind == JsonKind::kNumber ? std::string(a.message_timestamp.text()) : "0";
     return "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call.id) +
            ",\"toolName\":" + json_quote(call.name) +
@@ -157,7 +157,7 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
       provider = member_string(source_line, msg, "provider");
       model = member_string(source_line, msg, "model");
     }
-    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text) : "\"1970-01-01T00:00:00.000Z\"";
+    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
     return "{\"type\":\"model_change\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
            ",\"provider\":" + json_quote(provider) + ",\"modelId\":" + json_quote(model) + "}";
   }

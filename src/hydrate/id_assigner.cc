@@ -33,9 +33,9 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
       PlannedEntry& p = plan.entries[i];
       if (p.node < 0) continue;
       const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
-      if (!e.id.is_string() || !is_portable_id(e.id.text)) continue;
-      if (!used.insert(std::string(e.id.text)).second) continue;  // a duplicate: the first keeps it
-      p.id = std::string(e.id.text);
+      if (!e.id.is_string() || !is_portable_id(e.id.text())) continue;
+      if (!used.insert(std::string(e.id.text())).second) continue;  // a duplicate: the first keeps it
+      p.id = std::string(e.id.text());
       fresh[i] = 0;
     }
   }

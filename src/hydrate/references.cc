@@ -13,7 +13,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
   if (!view.migrates_v1) {
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
       const Entry& e = view.entry(index, n);
-      if (e.id.is_string()) node_of_id[e.id.text] = n;
+      if (e.id.is_string()) node_of_id[e.id.text()] = n;
     }
   }
 
@@ -25,7 +25,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     if (plan.entries[i].node >= 0) plan_index_of_node[plan.entries[i].node] = static_cast<std::int64_t>(i);
   auto plan_index_for_id = [&](const Field& f) -> std::int64_t {
     if (!f.is_string()) return -1;
-    auto n = node_of_id.find(f.text);
+    auto n = node_of_id.find(f.text());
     if (n == node_of_id.end()) return -1;
     auto p = plan_index_of_node.find(n->second);
     return p == plan_index_of_node.end() ? -1 : p->second;
@@ -47,7 +47,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     d.line = e.line;
     d.column = e.details().target_id.present() ? e.details().target_id.column : 1;
     d.message = "dropped the label: its target " +
-                (e.details().target_id.is_string() ? quote_for_message(e.details().target_id.text) : std::string("(none)")) +
+                (e.details().target_id.is_string() ? quote_for_message(e.details().target_id.text()) : std::string("(none)")) +
                 " is not on the written branch";
     report.diagnostics.push_back(std::move(d));
   }
@@ -88,7 +88,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
           for (std::uint32_t node : view.path) {
             if (node == view.compaction) break;
             const Entry& c = view.entry(index, node);
-            found = found || (c.id.kind == e.details().first_kept_entry_id.kind && c.id.text == e.details().first_kept_entry_id.text);
+            found = found || (c.id.kind == e.details().first_kept_entry_id.kind && c.id.text() == e.details().first_kept_entry_id.text());
             if (!found) continue;
             auto it = plan_index_of_node.find(node);
             if (it != plan_index_of_node.end()) {
@@ -102,7 +102,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
         const Field& fki = e.details().first_kept_entry_index;
         std::uint32_t own = view.node_kept_position[static_cast<std::size_t>(p.node)];
         if (fki.kind == JsonKind::kNumber) {
-          double at = std::strtod(std::string(fki.text).c_str(), nullptr);
+          double at = std::strtod(std::string(fki.text()).c_str(), nullptr);
           if (at >= 0 && at < own && at == static_cast<double>(static_cast<std::uint64_t>(at))) {
             auto node = node_of_kept_position.find(static_cast<std::uint32_t>(at));
             if (node != node_of_kept_position.end()) {
@@ -116,7 +116,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       }
       p.ref_target = target;
       p.ref_self = target < 0;
-      const bool was_self = e.details().first_kept_entry_id.is_string() && e.id.is_string() && e.details().first_kept_entry_id.text == e.id.text;
+      const bool was_self = e.details().first_kept_entry_id.is_string() && e.id.is_string() && e.details().first_kept_entry_id.text() == e.id.text();
       if (p.ref_self && p.node == view.compaction && view.first_kept_found && !was_self)
         report.repairs["compaction-self-anchored"]++;
     } else if (e.root == JsonKind::kObject && e.type == EntryType::kBranchSummary) {

@@ -151,14 +151,14 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     std::unordered_map<std::string_view, std::uint32_t> node_of_id;
     if (!view.migrates_v1)
       for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
-        if (view.entry(index, n).id.is_string()) node_of_id[view.entry(index, n).id.text] = n;
+        if (view.entry(index, n).id.is_string()) node_of_id[view.entry(index, n).id.text()] = n;
     std::int64_t last_info = -1;
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
       const Entry& e = view.entry(index, n);
       if (e.root != JsonKind::kObject) continue;
       if (e.type == EntryType::kSessionInfo) last_info = n;
       if (e.type != EntryType::kLabel || written[n] || !e.details().target_id.is_string()) continue;
-      auto target = node_of_id.find(e.details().target_id.text);
+      auto target = node_of_id.find(e.details().target_id.text());
       if (target == node_of_id.end() || !written[target->second]) continue;
       clean.push_back(n);
       report.repairs["kept-label-from-other-branch"]++;
@@ -175,19 +175,19 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   rebuild_context(index, branch);
 
   report.session_id = options.session_id ? *options.session_id
-                      : header.id.is_string() && is_valid_session_id(header.id.text)
-                          ? std::string(header.id.text)
-                          : derived_session_id(header.id.text);
+                      : header.id.is_string() && is_valid_session_id(header.id.text())
+                          ? std::string(header.id.text())
+                          : derived_session_id(header.id.text());
   if (options.timestamp) {
     report.timestamp = *options.timestamp;
-  } else if (header.timestamp.is_string() && is_iso8601(header.timestamp.text)) {
-    report.timestamp = std::string(header.timestamp.text);
+  } else if (header.timestamp.is_string() && is_iso8601(header.timestamp.text())) {
+    report.timestamp = std::string(header.timestamp.text());
   } else {
     report.timestamp = "1970-01-01T00:00:00.000Z";
     for (std::uint32_t node : clean) {
       const Entry& e = branch.entry(index, node);
-      if (e.timestamp.is_string() && is_iso8601(e.timestamp.text)) {
-        report.timestamp = std::string(e.timestamp.text);
+      if (e.timestamp.is_string() && is_iso8601(e.timestamp.text())) {
+        report.timestamp = std::string(e.timestamp.text());
         break;
       }
     }

@@ -122,7 +122,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
           q.tail = added;
         }
       } else if (e.role == Role::kToolResult) {
-        const std::string_view id = e.tool_call_id.text;
+        const std::string_view id = e.tool_call_id.text();
         auto it = waiting.find(id);
         if (e.tool_call_id.is_string() && it != waiting.end() && it->second.head != kNoCall) {
           Queue& q = it->second;

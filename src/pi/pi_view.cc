@@ -11,18 +11,61 @@ namespace pihydrate {
 
 JsMapKey js_map_key(const Field& f) {
   JsonKind kind = f.kind == JsonKind::kArray ? JsonKind::kObject : f.kind;
-  return {kind, f.text};
+  return {kind, f.text()};
 }
 
 namespace {
+
+// pi's byId Map from ids to nodes (a later node replaces an earlier one with
+// the same id), as open addressing over node indices: 8 bytes a slot,
+// against a hash node per id, for the biggest table of a session's index.
+template <typename KeyOfNode>
+class NodesById {
+ public:
+  NodesById(std::size_t nodes, KeyOfNode key_of) : key_of_(key_of) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * nodes) capacity <<= 1;
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+  }
+  void put(std::uint32_t node) {
+    const JsMapKey key = key_of_(node);
+    const auto hash = static_cast<std::uint32_t>(JsMapKeyHash()(key));
+    Slot& slot = slots_[probe(key, hash)];
+    slot.node = node;
+    slot.hash = hash;
+  }
+  // The node with this id, or -1.
+  std::int64_t find(const JsMapKey& key) const {
+    const Slot& slot = slots_[probe(key, static_cast<std::uint32_t>(JsMapKeyHash()(key)))];
+    return slot.node == kEmpty ? -1 : static_cast<std::int64_t>(slot.node);
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    std::uint32_t node = kEmpty;
+    std::uint32_t hash = 0;
+  };
+  // The slot holding `key`, or the empty slot where it would go.
+  std::size_t probe(const JsMapKey& key, std::uint32_t hash) const {
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.node == kEmpty || (slot.hash == hash && key_of_(slot.node) == key)) return i;
+    }
+  }
+  KeyOfNode key_of_;
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+};
 
 bool truthy(const Field& f) {
   switch (f.kind) {
     case JsonKind::kMissing:
     case JsonKind::kNull:
     case JsonKind::kFalse: return false;
-    case JsonKind::kString: return !f.text.empty();
-    case JsonKind::kNumber: return std::strtod(std::string(f.text).c_str(), nullptr) != 0.0;
+    case JsonKind::kString: return !f.text().empty();
+    case JsonKind::kNumber: return std::strtod(std::string(f.text()).c_str(), nullptr) != 0.0;
     default: return true;
   }
 }
@@ -35,9 +78,9 @@ double js_version(const Field& f) {
     case JsonKind::kNull: return 1;
     case JsonKind::kTrue: return 1;
     case JsonKind::kFalse: return 0;
-    case JsonKind::kNumber: return std::strtod(std::string(f.text).c_str(), nullptr);
+    case JsonKind::kNumber: return std::strtod(std::string(f.text()).c_str(), nullptr);
     case JsonKind::kString: {
-      std::string s(f.text);
+      std::string s(f.text());
       std::size_t b = s.find_first_not_of(" \t\r\n");
       if (b == std::string::npos) return 0;  // Number("") === 0
       std::size_t e = s.find_last_not_of(" \t\r\n");
@@ -155,25 +198,25 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   v.parent.assign(n, -1);
   v.link.assign(n, ParentLink::kRoot);
   v.shadowed.assign(n, 0);
-  std::unordered_map<JsMapKey, std::uint32_t, JsMapKeyHash> by_id;
   if (v.migrates_v1) {
     for (std::size_t i = 1; i < n; ++i) {
       v.parent[i] = static_cast<std::int64_t>(i - 1);
       v.link[i] = ParentLink::kLinked;
     }
   } else {
-    by_id.reserve(n * 2);
-    for (std::uint32_t i = 0; i < n; ++i) by_id[js_map_key(v.entry(index, i).id)] = i;  // later wins
+    auto key_of = [&](std::uint32_t node) { return js_map_key(v.entry(index, node).id); };
+    NodesById<decltype(key_of)> by_id(n, key_of);
+    for (std::uint32_t i = 0; i < n; ++i) by_id.put(i);  // later wins
     for (std::uint32_t i = 0; i < n; ++i) {
       const Entry& e = v.entry(index, i);
-      if (by_id[js_map_key(e.id)] != i) v.shadowed[i] = 1;
+      if (by_id.find(js_map_key(e.id)) != i) v.shadowed[i] = 1;
       if (!truthy(e.parent_id)) continue;
-      auto it = by_id.find(js_map_key(e.parent_id));
-      if (it == by_id.end()) {
+      const std::int64_t parent = by_id.find(js_map_key(e.parent_id));
+      if (parent < 0) {
         v.link[i] = ParentLink::kDangling;
       } else {
         v.link[i] = ParentLink::kLinked;
-        v.parent[i] = it->second;
+        v.parent[i] = parent;
       }
     }
   }
@@ -273,7 +316,7 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
   if (v.migrates_v1) {
     const Field& fki = comp.details().first_kept_entry_index;
     if (fki.kind == JsonKind::kNumber) {
-      double idx = std::strtod(std::string(fki.text).c_str(), nullptr);
+      double idx = std::strtod(std::string(fki.text()).c_str(), nullptr);
       std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
       if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
         std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];

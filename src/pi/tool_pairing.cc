@@ -66,8 +66,8 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
           out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
       }
     } else if (item.llm_role == Role::kToolResult) {
-      const std::string_view id = e.tool_call_id.text;
-      const bool in_turn = pending_ids.count(e.tool_call_id.text) > 0;
+      const std::string_view id = e.tool_call_id.text();
+      const bool in_turn = pending_ids.count(e.tool_call_id.text()) > 0;
       auto first = first_result.find(id);
       if (in_turn && !answered_in_turn.count(id)) {
         answered_in_turn.insert(id);  // a call of this turn (its id may repeat an older call's)

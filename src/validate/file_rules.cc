@@ -215,7 +215,7 @@ void check_cwd(RuleContext& ctx) {
   if (ctx.view.header < 0) return;
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(ctx.view.header)];
   const Field& cwd = h.details().cwd;
-  if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull || (cwd.is_string() && cwd.text.empty())) {
+  if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull || (cwd.is_string() && cwd.text().empty())) {
     ctx.report(Code::kNoCwd, Severity::kWarning, h.line, cwd.present() ? cwd.column : 1,
                std::string("the header has ") +
                    (cwd.is_string() ? "an empty cwd" : cwd.present() ? "a null cwd" : "no cwd") +
@@ -238,19 +238,19 @@ void check_cwd(RuleContext& ctx) {
     return;
   }
   if (!ctx.options.check_cwd) return;
-  std::string resolved = resolve_like_pi(cwd.text, ctx.options.process_cwd);
+  std::string resolved = resolve_like_pi(cwd.text(), ctx.options.process_cwd);
   boost::system::error_code ec;
   fs::file_status st = fs::status(resolved, ec);
   if (!fs::exists(st)) {
-    std::string shown = quoted(cwd.text);
-    if (resolved != cwd.text) shown += " (" + resolved + ")";
+    std::string shown = quoted(cwd.text());
+    if (resolved != cwd.text()) shown += " (" + resolved + ")";
     ctx.report(Code::kCwdMissing, Severity::kError, h.line, cwd.column,
                "the header cwd " + shown +
                    " does not exist: pi exits with \"Stored session working directory does not exist\"",
                "create the directory, or rewrite the header with pi-hydrate --cwd; --no-cwd-check skips this check");
   } else if (!fs::is_directory(st)) {
     ctx.report_at_level(Code::kCwdMissing, Severity::kWarning, Level::kResume, h.line, cwd.column,
-                        "the header cwd " + quoted(cwd.text) +
+                        "the header cwd " + quoted(cwd.text()) +
                             " is a file, not a directory: pi starts, but its tools cannot run there",
                         "point \"cwd\" at a directory");
   }
@@ -262,11 +262,11 @@ void check_version(RuleContext& ctx) {
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(v.header)];
   const Field& ver = h.details().version;
   bool known = ver.kind == JsonKind::kMissing ||
-               (ver.kind == JsonKind::kNumber && (ver.text == "1" || ver.text == "2" || ver.text == "3"));
+               (ver.kind == JsonKind::kNumber && (ver.text() == "1" || ver.text() == "2" || ver.text() == "3"));
   if (!known) {
     std::string what = "the header version is " +
-                       (ver.is_string() ? quoted(ver.text)
-                        : ver.kind == JsonKind::kNumber ? std::string(ver.text)
+                       (ver.is_string() ? quoted(ver.text())
+                        : ver.kind == JsonKind::kNumber ? std::string(ver.text())
                                                         : std::string(json_kind_name(ver.kind)));
     if (std::isnan(v.header_version)) {
       what += ": JavaScript cannot compare it with 3, so pi migrates nothing but rewrites the file";

@@ -17,9 +17,9 @@ bool is_epoch_ms(std::string_view number) {
 
 void check_header_lint(RuleContext& ctx) {
   const Entry& h = ctx.index.entries[static_cast<std::size_t>(ctx.view.header)];
-  if (!is_valid_session_id(h.id.text)) {
+  if (!is_valid_session_id(h.id.text())) {
     ctx.report(Code::kSessionIdFormat, Severity::kWarning, h.line, h.id.column,
-               "session id " + quoted(h.id.text) +
+               "session id " + quoted(h.id.text()) +
                    " fails pi's session-id rule (alphanumerics, '.', '_' and '-', starting and ending alphanumeric): "
                    "pi loads it, but `pi --session-id` could not have made it",
                "use a UUID");
@@ -28,9 +28,9 @@ void check_header_lint(RuleContext& ctx) {
     ctx.report(Code::kVersionMissing, Severity::kWarning, h.line, 1, "the header has no version: pi reads the file as v1",
                "add \"version\":3");
   }
-  if (h.timestamp.present() && !(h.timestamp.is_string() && is_iso8601(h.timestamp.text))) {
+  if (h.timestamp.present() && !(h.timestamp.is_string() && is_iso8601(h.timestamp.text()))) {
     ctx.report(Code::kEntryTimestampFormat, Severity::kWarning, h.line, h.timestamp.column,
-               "header timestamp " + (h.timestamp.is_string() ? quoted(h.timestamp.text) : std::string(json_kind_name(h.timestamp.kind))) +
+               "header timestamp " + (h.timestamp.is_string() ? quoted(h.timestamp.text()) : std::string(json_kind_name(h.timestamp.kind))) +
                    " is not ISO-8601",
                "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
   }
@@ -43,9 +43,9 @@ void check_entries_lint(RuleContext& ctx) {
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject) continue;
-    if (!v.migrates_v1 && e.id.is_string() && !is_pi_entry_id(e.id.text)) {
+    if (!v.migrates_v1 && e.id.is_string() && !is_pi_entry_id(e.id.text())) {
       ctx.report(Code::kEntryIdFormat, Severity::kWarning, e.line, e.id.column,
-                 "entry id " + quoted(e.id.text) + " is not 8 lowercase hex digits, the form pi writes",
+                 "entry id " + quoted(e.id.text()) + " is not 8 lowercase hex digits, the form pi writes",
                  "use ids like \"a1b2c3d4\"");
     }
     if (e.type == EntryType::kNone || e.type == EntryType::kUnknown) {
@@ -56,7 +56,7 @@ void check_entries_lint(RuleContext& ctx) {
                  "use message, compaction, branch_summary, custom_message, custom, label, session_info, model_change "
                  "or thinking_level_change");
     }
-    if (!e.timestamp.is_string() || !is_iso8601(e.timestamp.text)) {
+    if (!e.timestamp.is_string() || !is_iso8601(e.timestamp.text())) {
       bool derived = e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary ||
                      e.type == EntryType::kCustomMessage;
       if (derived && !(e.timestamp.is_string())) {
@@ -66,13 +66,13 @@ void check_entries_lint(RuleContext& ctx) {
                    "add \"timestamp\":\"2026-01-02T03:04:05.678Z\"");
       } else {
         ctx.report(Code::kEntryTimestampFormat, Severity::kWarning, e.line, e.timestamp.present() ? e.timestamp.column : 1,
-                   e.timestamp.present() ? "timestamp " + (e.timestamp.is_string() ? quoted(e.timestamp.text) : std::string(json_kind_name(e.timestamp.kind))) + " is not ISO-8601"
+                   e.timestamp.present() ? "timestamp " + (e.timestamp.is_string() ? quoted(e.timestamp.text()) : std::string(json_kind_name(e.timestamp.kind))) + " is not ISO-8601"
                                          : std::string("entry has no timestamp"),
                    "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
       }
     } else {
       // Same-shaped UTC timestamps compare as strings.
-      std::string_view ts = e.timestamp.text;
+      std::string_view ts = e.timestamp.text();
       if (!previous_ts.empty() && ts.size() == previous_ts.size() && ts.back() == 'Z' && previous_ts.back() == 'Z' &&
           ts < previous_ts) {
         ctx.report(Code::kTimestampBackwards, Severity::kWarning, e.line, e.timestamp.column,
@@ -86,9 +86,9 @@ void check_entries_lint(RuleContext& ctx) {
     if (e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject &&
         (e.role == Role::kUser || e.role == Role::kAssistant || e.role == Role::kToolResult)) {
       const Field& mt = e.message_timestamp;
-      if (!(mt.kind == JsonKind::kNumber && is_epoch_ms(mt.text))) {
+      if (!(mt.kind == JsonKind::kNumber && is_epoch_ms(mt.text()))) {
         ctx.report(Code::kMessageTimestampFormat, Severity::kWarning, e.line, mt.present() ? mt.column : e.message.column,
-                   mt.present() ? "message.timestamp " + (mt.kind == JsonKind::kNumber || mt.is_string() ? quoted(mt.text) : std::string(json_kind_name(mt.kind))) +
+                   mt.present() ? "message.timestamp " + (mt.kind == JsonKind::kNumber || mt.is_string() ? quoted(mt.text()) : std::string(json_kind_name(mt.kind))) +
                                       " is not epoch milliseconds"
                                 : std::string("message has no timestamp"),
                    "write Date.now() milliseconds, e.g. 1767322245678");

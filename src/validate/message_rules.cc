@@ -1,7 +1,7 @@
 // Message payloads, the context pi builds, and tool-call pairing as pi-ai
 // sends it.
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "validate/rules.h"
 
@@ -117,7 +117,7 @@ void check_compaction_anchor(RuleContext& ctx) {
   if (v.migrates_v1) {
     const Field& idx = c.details().first_kept_entry_index;
     std::string what = idx.kind == JsonKind::kNumber
-                           ? "firstKeptEntryIndex " + std::string(idx.text) +
+                           ? "firstKeptEntryIndex " + std::string(idx.text()) +
                                  " does not point at an entry before this compaction"
                            : "the compaction has no numeric firstKeptEntryIndex";
     ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, idx.present() ? idx.column : 1,
@@ -127,9 +127,9 @@ void check_compaction_anchor(RuleContext& ctx) {
   }
   const Field& kept = c.details().first_kept_entry_id;
   // A compaction that names itself keeps nothing before it, on purpose.
-  if (kept.is_string() && c.id.is_string() && kept.text == c.id.text) return;
+  if (kept.is_string() && c.id.is_string() && kept.text() == c.id.text()) return;
   ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, kept.present() ? kept.column : 1,
-             (kept.is_string() ? "firstKeptEntryId " + quoted(kept.text) + " is not on the path before this compaction"
+             (kept.is_string() ? "firstKeptEntryId " + quoted(kept.text()) + " is not on the path before this compaction"
                                : std::string("the compaction has no firstKeptEntryId")) +
                  ": pi keeps only the summary and what follows the compaction",
              "point firstKeptEntryId at the first entry to keep (on this branch, before the compaction)");
@@ -137,17 +137,27 @@ void check_compaction_anchor(RuleContext& ctx) {
 
 void check_labels(RuleContext& ctx) {
   const PiView& v = ctx.view;
-  std::unordered_set<std::string_view> ids;
+  // The targets labels name, then which of them are ids: a set the size of
+  // the labels, not of the whole session.
+  std::unordered_map<std::string_view, bool> ids;  // target -> names an entry
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
-    if (e.id.is_string()) ids.insert(e.id.text);
+    if (e.root == JsonKind::kObject && e.type == EntryType::kLabel && e.details().target_id.is_string())
+      ids.emplace(e.details().target_id.text(), false);
+  }
+  if (!ids.empty()) {
+    for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
+      const Entry& e = ctx.node_entry(i);
+      if (!e.id.is_string()) continue;
+      if (auto it = ids.find(e.id.text()); it != ids.end()) it->second = true;
+    }
   }
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
-    if (e.details().target_id.is_string() && ids.count(e.details().target_id.text)) continue;
+    if (e.details().target_id.is_string() && ids.at(e.details().target_id.text())) continue;
     ctx.report(Code::kLabelTargetMissing, Severity::kWarning, e.line, e.details().target_id.present() ? e.details().target_id.column : 1,
-               (e.details().target_id.is_string() ? "label target " + quoted(e.details().target_id.text) + " names no entry"
+               (e.details().target_id.is_string() ? "label target " + quoted(e.details().target_id.text()) + " names no entry"
                                         : std::string("label without a string targetId")) +
                    ": the label is attached to nothing",
                "point targetId at an entry, or delete the label");

@@ -10,15 +10,15 @@ namespace pihydrate {
 namespace {
 
 std::string id_text(const Field& f) {
-  if (f.is_string()) return quoted(f.text);
-  if (f.kind == JsonKind::kNumber) return std::string(f.text) + " (a number)";
+  if (f.is_string()) return quoted(f.text());
+  if (f.kind == JsonKind::kNumber) return std::string(f.text()) + " (a number)";
   return json_kind_name(f.kind);
 }
 
 // parentId values JavaScript treats as "no parent": the walk stops there.
 bool falsy_parent(const Field& f) {
-  return f.kind == JsonKind::kFalse || (f.kind == JsonKind::kString && f.text.empty()) ||
-         (f.kind == JsonKind::kNumber && std::strtod(std::string(f.text).c_str(), nullptr) == 0.0);
+  return f.kind == JsonKind::kFalse || (f.kind == JsonKind::kString && f.text().empty()) ||
+         (f.kind == JsonKind::kNumber && std::strtod(std::string(f.text()).c_str(), nullptr) == 0.0);
 }
 
 bool on_path(const PiView& v, std::vector<std::uint8_t>& mask, std::uint32_t node) {
@@ -83,11 +83,17 @@ void check_ids_and_parents(RuleContext& ctx) {
   const PiView& v = ctx.view;
   std::vector<std::uint8_t> path_mask;
   // Where each shadowed id reappears, for the message.
+  // Built on the first shadowed id only: most files have none.
   std::unordered_map<JsMapKey, std::uint32_t, JsMapKeyHash> last_with_id;
-  for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
-    const Entry& e = ctx.node_entry(i);
-    if (e.id.is_string() || e.id.kind == JsonKind::kNumber) last_with_id[js_map_key(e.id)] = i;
-  }
+  auto later_with_id = [&](const Field& id) {
+    if (last_with_id.empty()) {
+      for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
+        const Entry& e = ctx.node_entry(i);
+        if (e.id.is_string() || e.id.kind == JsonKind::kNumber) last_with_id[js_map_key(e.id)] = i;
+      }
+    }
+    return last_with_id[js_map_key(id)];
+  };
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject) continue;
@@ -104,7 +110,7 @@ void check_ids_and_parents(RuleContext& ctx) {
                      ": no other entry can name it as its parent",
                  "give the entry a unique 8-hex id");
     } else if (v.shadowed[i]) {
-      std::uint32_t later = last_with_id[js_map_key(e.id)];
+      std::uint32_t later = later_with_id(e.id);
       ctx.report(Code::kDuplicateId, Severity::kError, e.line, e.id.column,
                  "id " + id_text(e.id) + " is used again on line " + std::to_string(ctx.node_line(later)) +
                      ": pi keeps only the later entry, so this one drops out of the tree and its children hang "
@@ -149,10 +155,10 @@ void check_unversioned_tree(RuleContext& ctx) {
   for (std::uint32_t i = 0; i < v.nodes.size(); ++i) {
     const Entry& e = ctx.node_entry(i);
     if (e.id.is_string()) has_tree = true;
-    bool follows_prev = have_prev ? (e.parent_id.is_string() && e.parent_id.text == prev_id)
+    bool follows_prev = have_prev ? (e.parent_id.is_string() && e.parent_id.text() == prev_id)
                                   : (e.parent_id.kind == JsonKind::kNull || !e.parent_id.present());
     if (!follows_prev) linear = false;
-    prev_id = std::string(e.id.text);
+    prev_id = std::string(e.id.text());
     have_prev = true;
   }
   if (!has_tree) return;

@@ -32,11 +32,11 @@ TEST_F(ScannerTest, ExtractsTreeFieldsWithColumns) {
   ASSERT_EQ(scan(R"({"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"})"),
             ScanStatus::kParsed);
   EXPECT_EQ(entry.type, EntryType::kMessage);
-  EXPECT_EQ(entry.id.text, "a1b2c3d4");
+  EXPECT_EQ(entry.id.text(), "a1b2c3d4");
   EXPECT_EQ(entry.id.column, 24u);
   EXPECT_EQ(entry.parent_id.kind, JsonKind::kNull);
   EXPECT_EQ(entry.parent_id.column, 46u);
-  EXPECT_EQ(entry.timestamp.text, "2026-01-01T00:00:00.000Z");
+  EXPECT_EQ(entry.timestamp.text(), "2026-01-01T00:00:00.000Z");
 }
 
 TEST_F(ScannerTest, ExtractsMessageAndToolCalls) {
@@ -49,7 +49,7 @@ TEST_F(ScannerTest, ExtractsMessageAndToolCalls) {
   EXPECT_EQ(entry.usage_kind, JsonKind::kObject);
   EXPECT_EQ(entry.usage_cost_kind, JsonKind::kObject);
   EXPECT_EQ(entry.stop_reason, StopReason::kToolUse);
-  EXPECT_EQ(entry.message_timestamp.text, "1767322245678");
+  EXPECT_EQ(entry.message_timestamp.text(), "1767322245678");
   ASSERT_EQ(entry.tool_calls_count, 1u);
   EXPECT_EQ(calls[entry.tool_calls_begin].id, "toolu_1");  // not the nested "inner"
   EXPECT_EQ(calls[entry.tool_calls_begin].name, "read");
@@ -57,7 +57,7 @@ TEST_F(ScannerTest, ExtractsMessageAndToolCalls) {
 
 TEST_F(ScannerTest, RepeatedKeysFollowJsonParseLastWins) {
   ASSERT_EQ(scan(R"({"id":"first","id":"second"})"), ScanStatus::kParsed);
-  EXPECT_EQ(entry.id.text, "second");
+  EXPECT_EQ(entry.id.text(), "second");
 }
 
 TEST_F(ScannerTest, BlankLinesIncludeUnicodeSpaces) {
@@ -173,9 +173,9 @@ std::string describe_index(const SessionIndex& index) {
   for (std::size_t i = 0; i < index.invalid_utf8_lines.size(); ++i)
     out << "utf8 " << index.invalid_utf8_lines[i] << ":" << index.invalid_utf8_columns[i] << "\n";
   for (const Entry& e : index.entries) {
-    out << e.line << " " << e.offset << " " << e.length << " " << static_cast<int>(e.type) << " " << e.id.text << "@"
-        << e.id.column << " " << e.parent_id.text << " " << e.details().cwd.text << e.details().target_id.text
-        << e.details().label.text << " calls";
+    out << e.line << " " << e.offset << " " << e.length << " " << static_cast<int>(e.type) << " " << e.id.text() << "@"
+        << e.id.column << " " << e.parent_id.text() << " " << e.details().cwd.text() << e.details().target_id.text()
+        << e.details().label.text() << " calls";
     for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) out << " " << c->id << "/" << c->name;
     out << "\n";
   }

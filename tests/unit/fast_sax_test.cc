@@ -17,7 +17,7 @@ namespace {
 
 std::string describe(const Field& f) {
   std::ostringstream out;
-  out << static_cast<int>(f.kind) << "@" << f.column << ":" << f.text;
+  out << static_cast<int>(f.kind) << "@" << f.column << ":" << f.text();
   return out.str();
 }
 std::string describe(const KindField& f) {
