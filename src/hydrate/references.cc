@@ -5,30 +5,29 @@
 #include <unordered_map>
 
 #include "hydrate/plan.h"
+#include "pi/nodes_by_id.h"
 
 namespace pihydrate {
 
 void resolve_references(const SessionIndex& index, const PiView& view, Plan& plan, HydrateReport& report) {
-  std::unordered_map<std::string_view, std::int64_t> node_of_id;  // later wins, as in pi
-  if (!view.migrates_v1) {
-    for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
-      const Entry& e = view.entry(index, n);
-      if (e.id.is_string()) node_of_id[e.id.text()] = n;
-    }
-  }
+  // String ids only: later wins, as in pi.
+  auto key_of = [&](std::uint32_t node) { return js_map_key(view.entry(index, node).id); };
+  NodesById<decltype(key_of)> node_of_id(view.migrates_v1 ? 0 : view.nodes.size(), key_of);
+  if (!view.migrates_v1)
+    for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
+      if (view.entry(index, n).id.is_string()) node_of_id.put(n);
 
   // Labels whose target is not written are dropped first, so that nothing
   // (a compaction anchor) ends up naming them.
   std::vector<std::uint8_t> drop(plan.entries.size(), 0);
-  std::unordered_map<std::int64_t, std::int64_t> plan_index_of_node;
+  constexpr std::int64_t kNotWritten = -1;
+  std::vector<std::int64_t> plan_index_of_node(view.nodes.size(), kNotWritten);
   for (std::size_t i = 0; i < plan.entries.size(); ++i)
-    if (plan.entries[i].node >= 0) plan_index_of_node[plan.entries[i].node] = static_cast<std::int64_t>(i);
+    if (plan.entries[i].node >= 0) plan_index_of_node[static_cast<std::size_t>(plan.entries[i].node)] = static_cast<std::int64_t>(i);
+  auto plan_index_of = [&](std::int64_t node) { return node < 0 ? kNotWritten : plan_index_of_node[static_cast<std::size_t>(node)]; };
   auto plan_index_for_id = [&](const Field& f) -> std::int64_t {
     if (!f.is_string()) return -1;
-    auto n = node_of_id.find(f.text());
-    if (n == node_of_id.end()) return -1;
-    auto p = plan_index_of_node.find(n->second);
-    return p == plan_index_of_node.end() ? -1 : p->second;
+    return plan_index_of(node_of_id.find(JsMapKey{JsonKind::kString, f.text()}));
   };
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     PlannedEntry& p = plan.entries[i];
@@ -52,7 +51,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     report.diagnostics.push_back(std::move(d));
   }
   for (std::size_t i = 0; i < plan.entries.size(); ++i)
-    if (drop[i]) plan_index_of_node.erase(plan.entries[i].node);
+    if (drop[i]) plan_index_of_node[static_cast<std::size_t>(plan.entries[i].node)] = kNotWritten;
 
   std::unordered_map<std::uint32_t, std::uint32_t> node_of_kept_position;  // v1 firstKeptEntryIndex
   if (view.migrates_v1)
@@ -66,8 +65,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       // becomes a self-anchor ("keep nothing before me"), which pi reads the same way.
       std::int64_t target = -1;
       if (p.node == view.compaction && plan.first_kept_override >= 0) {
-        auto it = plan_index_of_node.find(plan.first_kept_override);
-        if (it != plan_index_of_node.end()) target = it->second;
+        target = plan_index_of(plan.first_kept_override);
       } else if (p.node == view.compaction && view.first_kept_found) {
         if (view.migrates_v1) {
           bool found = false;
@@ -75,11 +73,8 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
             if (node == view.compaction) break;
             found = found || static_cast<std::int64_t>(node) == view.first_kept_index_target;
             if (!found) continue;
-            auto it = plan_index_of_node.find(node);
-            if (it != plan_index_of_node.end()) {
-              target = it->second;
-              break;
-            }
+            target = plan_index_of(node);
+            if (target >= 0) break;
           }
         } else {
           // The first kept entry, or, when it is not written (an orphan result,
@@ -90,11 +85,8 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
             const Entry& c = view.entry(index, node);
             found = found || (c.id.kind == e.details().first_kept_entry_id.kind && c.id.text() == e.details().first_kept_entry_id.text());
             if (!found) continue;
-            auto it = plan_index_of_node.find(node);
-            if (it != plan_index_of_node.end()) {
-              target = it->second;
-              break;
-            }
+            target = plan_index_of(node);
+            if (target >= 0) break;
           }
         }
       } else if (p.node != view.compaction && view.migrates_v1) {
@@ -106,8 +98,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
           if (at >= 0 && at < own && at == static_cast<double>(static_cast<std::uint64_t>(at))) {
             auto node = node_of_kept_position.find(static_cast<std::uint32_t>(at));
             if (node != node_of_kept_position.end()) {
-              auto it = plan_index_of_node.find(node->second);
-              if (it != plan_index_of_node.end()) target = it->second;
+              target = plan_index_of(node->second);
             }
           }
         }
@@ -123,18 +114,19 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       p.ref_target = plan_index_for_id(e.details().from_id);
     }
   }
-  // Dropping labels shifts plan indices: map old to new.
+  // Dropping labels shifts plan indices: map old to new, compacting in place
+  // (a second vector of the plan would be the hydration's biggest copy).
   std::vector<std::int64_t> new_index(plan.entries.size(), -1);
-  std::vector<PlannedEntry> kept;
-  kept.reserve(plan.entries.size());
+  std::size_t kept = 0;
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     if (drop[i]) continue;
-    new_index[i] = static_cast<std::int64_t>(kept.size());
-    kept.push_back(std::move(plan.entries[i]));
+    new_index[i] = static_cast<std::int64_t>(kept);
+    if (kept != i) plan.entries[kept] = std::move(plan.entries[i]);
+    ++kept;
   }
-  for (PlannedEntry& p : kept)
+  plan.entries.resize(kept);
+  for (PlannedEntry& p : plan.entries)
     if (p.ref_target >= 0) p.ref_target = new_index[static_cast<std::size_t>(p.ref_target)];
-  plan.entries = std::move(kept);
 }
 
 }  // namespace pihydrate

@@ -4,11 +4,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/json_spans.h"
 #include "hydrate/plan.h"
+#include "pi/nodes_by_id.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
 #include "pihydrate/validator.h"
@@ -148,18 +148,19 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   {
     std::vector<std::uint8_t> written(view.nodes.size(), 0);
     for (std::uint32_t node : clean) written[node] = 1;
-    std::unordered_map<std::string_view, std::uint32_t> node_of_id;
+    auto key_of = [&](std::uint32_t node) { return js_map_key(view.entry(index, node).id); };
+    NodesById<decltype(key_of)> node_of_id(view.migrates_v1 ? 0 : view.nodes.size(), key_of);  // string ids
     if (!view.migrates_v1)
       for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
-        if (view.entry(index, n).id.is_string()) node_of_id[view.entry(index, n).id.text()] = n;
+        if (view.entry(index, n).id.is_string()) node_of_id.put(n);
     std::int64_t last_info = -1;
     for (std::uint32_t n = 0; n < view.nodes.size(); ++n) {
       const Entry& e = view.entry(index, n);
       if (e.root != JsonKind::kObject) continue;
       if (e.type == EntryType::kSessionInfo) last_info = n;
       if (e.type != EntryType::kLabel || written[n] || !e.details().target_id.is_string()) continue;
-      auto target = node_of_id.find(e.details().target_id.text());
-      if (target == node_of_id.end() || !written[target->second]) continue;
+      const std::int64_t target = node_of_id.find(JsMapKey{JsonKind::kString, e.details().target_id.text()});
+      if (target < 0 || !written[static_cast<std::size_t>(target)]) continue;
       clean.push_back(n);
       report.repairs["kept-label-from-other-branch"]++;
     }

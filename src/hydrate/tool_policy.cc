@@ -184,6 +184,14 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   std::vector<std::size_t> visible_before(n + 1, 0);
   for (std::size_t j = 0; j < n; ++j)
     visible_before[j + 1] = visible_before[j] + ((keep[j] && !dropped[j] && !claimed[j]) ? 1 : 0);
+  // The plan's exact size, so its vector is allocated once: written entries
+  // (results claimed by a call among them), synthetic results, a model_change.
+  std::size_t planned = 1;
+  for (std::size_t j = 0; j < n; ++j) planned += keep[j] && !dropped[j];
+  if (pair)
+    for (const auto& [pos, results] : results_for)
+      for (std::int64_t r : results) planned += r < 0;
+  plan.entries.reserve(planned);
   for (std::size_t i = 0; i < n; ++i) {
     if (static_cast<std::int64_t>(path[i]) == model_from_pruned) {
       // Pruned, but it decides the model: a model_change in its place keeps it.
