@@ -1,4 +1,5 @@
 // Lines, encoding, the header and its cwd, the version.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -20,7 +21,8 @@ void check_bad_lines(RuleContext& ctx) {
       case LineProblem::kTooLong:
         ctx.report(Code::kLineTooLong, Severity::kError, bad.line, 1,
                    "line is " + bad.reason + ", longer than the --max-line-bytes cap (" +
-                       std::to_string(ctx.options.index.reader.max_line_bytes) + "); it was not checked",
+                       std::to_string(std::min(ctx.options.index.reader.max_line_bytes, kMaxLineBytesLimit)) +
+                       "); it was not checked",  // the reader clamps the cap to this limit
                    "raise --max-line-bytes if the line is meant to be there");
         break;
       case LineProblem::kTooDeep:
