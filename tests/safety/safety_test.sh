@@ -154,7 +154,8 @@ check "bad thread: exit 1, the --agent-dir tree made for it removed again" '[ $c
 # cwd is gone by the time it is validated (PH103). Standard input is a FIFO:
 # once pi-hydrate spools it (an unlinked temporary file appears among its open
 # files; the --cwd check is behind it), the cwd is removed, then the session is
-# sent. Deterministic: no race with the write.
+# sent. Deterministic: no race with the write. The spool is matched by its
+# name: a parent may pass down other deleted files (this one's did).
 vf="$work/vf"
 mkdir -p "$vf/out" "$vf/gone"
 mkfifo "$vf/fifo"
@@ -163,7 +164,7 @@ pid=$!
 exec 3> "$vf/fifo"
 spooling=0
 for _ in $(seq 1 3000); do
-  if ls -l /proc/$pid/fd 2> /dev/null | grep -q '(deleted)'; then spooling=1; break; fi
+  if ls -l /proc/$pid/fd 2> /dev/null | grep -q 'pi-hydrate-spool-.* (deleted)'; then spooling=1; break; fi
   sleep 0.01
 done
 rmdir "$vf/gone"
