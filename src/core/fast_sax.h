@@ -12,6 +12,7 @@
 //   bool wants_text() const;     // is the next scalar's text read (else only its kind)?
 // and optionally
 //   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
+//   void skipped_container(const char* open, const char* past_close);  // each ignored container, itself included
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/json_check.h"
 #include "core/json_spans.h"
@@ -31,6 +33,13 @@ struct SeesSkippedStrings : std::false_type {};
 template <typename Handler>
 struct SeesSkippedStrings<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_string(
                                        static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
+    : std::true_type {};
+
+template <typename Handler, typename = void>
+struct SeesSkippedContainers : std::false_type {};
+template <typename Handler>
+struct SeesSkippedContainers<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_container(
+                                          static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
     : std::true_type {};
 
 template <typename Handler>
@@ -189,6 +198,17 @@ class FastSaxReader {
     const std::size_t base = depth_;
     // Open containers below this one; the innermost is last.
     std::string open(1, object ? '{' : '[');
+    // Where each of them opened, for a handler that sees skipped containers.
+    constexpr bool kSeesContainers = SeesSkippedContainers<Handler>::value;
+    opened_at_.clear();
+    if constexpr (kSeesContainers) opened_at_.push_back(p - 1);
+    auto closed = [&] {  // p is past the closing bracket of open.back()
+      if constexpr (kSeesContainers) {
+        handler_->skipped_container(opened_at_.back(), p);
+        opened_at_.pop_back();
+      }
+      open.pop_back();
+    };
     enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
     Need need = object ? Need::kKeyOrClose : Need::kValueOrClose;
     for (;;) {
@@ -210,14 +230,14 @@ class FastSaxReader {
           }
           if (c != close) return false;
           ++p;
-          open.pop_back();
+          closed();
           if (open.empty()) return true;
           continue;
         case Need::kKeyOrClose:
         case Need::kValueOrClose:
           if (c == close) {
             ++p;
-            open.pop_back();
+            closed();
             if (open.empty()) return true;
             need = Need::kCommaOrClose;
             continue;
@@ -238,6 +258,7 @@ class FastSaxReader {
       if (c == '{' || c == '[') {
         if (base + open.size() > max_depth_) return false;
         open += c;
+        if constexpr (kSeesContainers) opened_at_.push_back(p);
         ++p;
         need = c == '{' ? Need::kKeyOrClose : Need::kValueOrClose;
         continue;
@@ -268,6 +289,7 @@ class FastSaxReader {
   std::size_t max_depth_ = 0;
   std::size_t depth_ = 0;
   std::string text_;  // decoded text of the last escaped string read
+  std::vector<const char*> opened_at_;  // skip_rest's open containers, for skipped_container
 };
 
 }  // namespace pihydrate

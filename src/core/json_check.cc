@@ -44,14 +44,18 @@ struct CheckOnly {
   bool wants_text() const { return false; }
 };
 
-// The check that also records long strings. A JSON text that is one
-// container has all its strings inside skipped containers.
-struct CheckCollectingLongStrings : CheckOnly {
-  LongStrings* long_strings;
+// The check that also records long values. A JSON text that is one
+// container has all its values inside skipped containers (itself included).
+struct CheckCollectingLongValues : CheckOnly {
+  LongValues* long_values;
   const char* origin;  // the byte at offset 0
   void skipped_string(const char* quote, const char* past_end) {
-    if (static_cast<std::size_t>(past_end - quote) > LongStrings::kMinLength)
-      long_strings->add(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
+    if (static_cast<std::size_t>(past_end - quote) > LongValues::kMinLength)
+      long_values->add_string(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
+  }
+  void skipped_container(const char* open, const char* past_close) {
+    if (static_cast<std::size_t>(past_close - open) > LongValues::kMinLength)
+      long_values->add_container(static_cast<std::size_t>(open - origin), static_cast<std::size_t>(past_close - origin));
   }
 };
 
@@ -63,19 +67,21 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth) {
   return reader.parse(text.data(), text.data() + text.size(), check, max_depth);
 }
 
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongStrings& long_strings,
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base) {
-  long_strings.clear();
-  CheckCollectingLongStrings check;
-  check.long_strings = &long_strings;
+  long_values.clear();
+  CheckCollectingLongValues check;
+  check.long_values = &long_values;
   check.origin = text.data() - base;
-  FastSaxReader<CheckCollectingLongStrings> reader;
+  FastSaxReader<CheckCollectingLongValues> reader;
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
   // A top-level string is not inside a container: its span is found the slow way.
   if (p < end && *p != '{' && *p != '[') return false;
-  return reader.parse(text.data(), end, check, max_depth);
+  if (!reader.parse(text.data(), end, check, max_depth)) return false;
+  long_values.finish();
+  return true;
 }
 
 }  // namespace pihydrate

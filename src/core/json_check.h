@@ -17,11 +17,11 @@ namespace pihydrate {
 // exactly (surrogate escapes, exponents, very long numbers, too deep). The
 // caller then asks RapidJSON, which also gives the error and its offset.
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
-// The same check, also recording in `long_strings` every string literal
-// longer than LongStrings::kMinLength, at offsets from `text`'s first byte
-// plus `base`: one pass instead of a check and a LongStrings::index. When
-// it returns false, `long_strings` is incomplete.
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongStrings& long_strings,
+// The same check, also recording in `long_values` every string, object and
+// array longer than LongValues::kMinLength, at offsets from `text`'s first
+// byte plus `base`: one pass instead of a check and a LongValues::index.
+// When it returns false, `long_values` is incomplete.
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base);
 
 // The first '"', '\\' or control byte (< 0x20) in [p, end), or end: inside a

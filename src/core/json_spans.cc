@@ -51,13 +51,13 @@ std::size_t scan_string_end(std::string_view s, std::size_t pos, std::size_t fro
   return 0;
 }
 
-std::size_t string_end(std::string_view s, std::size_t pos, const LongStrings* known) {  // pos at '"'
+std::size_t string_end(std::string_view s, std::size_t pos, const LongValues* known) {  // pos at '"'
   // A string that does not end within its first bytes may be one whose end
   // is already known: walking the same values again then skips it at once.
-  const std::size_t head = std::min(s.size(), pos + 1 + LongStrings::kMinLength);
+  const std::size_t head = std::min(s.size(), pos + 1 + LongValues::kMinLength);
   if (std::size_t end = scan_string_end(s, pos, pos + 1, head)) return end;
   if (known)
-    if (std::size_t end = known->end_of(pos)) return end;
+    if (std::size_t end = known->string_end_of(pos)) return end;
   std::size_t end = scan_string_end(s, pos, head, s.size());
   return end ? end : s.size();
 }
@@ -94,11 +94,13 @@ std::uint32_t hex4(std::string_view s, std::size_t pos) {
 
 }  // namespace
 
-std::size_t json_value_end(std::string_view s, std::size_t pos, const LongStrings* known) {
+std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues* known) {
   if (pos >= s.size()) return s.size();
   char c = s[pos];
   if (c == '"') return string_end(s, pos, known);
   if (c == '{' || c == '[') {
+    if (known)
+      if (std::size_t end = known->container_end_of(pos)) return end;
     int depth = 0;
     for (std::size_t i = pos; i < s.size(); ++i) {
       char d = s[i];
@@ -264,7 +266,7 @@ std::string compact_json(std::string_view text) {
   return out;
 }
 
-std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongStrings* known) {
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known) {
   std::vector<MemberSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
@@ -292,7 +294,7 @@ const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::strin
   return found;
 }
 
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongStrings* known) {
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known) {
   std::vector<ElementSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] != ']') {
@@ -338,23 +340,37 @@ std::string ByteEdits::apply(std::string_view s) const {
   return out;
 }
 
-void LongStrings::index(std::string_view s) {
-  spans_.clear();
-  // Outside a string the next '"' opens one; its end is where scanning resumes.
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const void* q = std::memchr(s.data() + i, '"', s.size() - i);
-    if (!q) break;
-    const std::size_t begin = static_cast<std::size_t>(static_cast<const char*>(q) - s.data());
-    const std::size_t end = string_end(s, begin, nullptr);
-    if (end - begin > kMinLength) spans_.emplace_back(begin, end);
-    i = end;
+void LongValues::index(std::string_view s) {
+  clear();
+  // Outside a string: brackets open and close containers, and the next '"'
+  // opens a string, whose end is where scanning resumes.
+  std::vector<std::size_t> open;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') {
+      const std::size_t end = string_end(s, i, nullptr);
+      if (end - i > kMinLength) add_string(i, end);
+      i = end - 1;
+    } else if (c == '{' || c == '[') {
+      open.push_back(i);
+    } else if ((c == '}' || c == ']') && !open.empty()) {
+      if (i + 1 - open.back() > kMinLength) add_container(open.back(), i + 1);
+      open.pop_back();
+    }
   }
+  finish();
 }
 
-std::size_t LongStrings::end_of(std::size_t begin) const {
-  auto it = std::lower_bound(spans_.begin(), spans_.end(), std::make_pair(begin, std::size_t{0}));
-  return it != spans_.end() && it->first == begin ? it->second : 0;
+void LongValues::clear() {
+  strings_.clear();
+  containers_.clear();
+}
+
+void LongValues::finish() { std::sort(containers_.begin(), containers_.end()); }
+
+std::size_t LongValues::end_in(const Spans& spans, std::size_t begin) {
+  auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(begin, std::size_t{0}));
+  return it != spans.end() && it->first == begin ? it->second : 0;
 }
 
 }  // namespace pihydrate

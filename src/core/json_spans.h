@@ -13,26 +13,38 @@ namespace pihydrate {
 
 std::size_t skip_json_ws(std::string_view s, std::size_t pos);
 
-// Where the long string literals of one JSON text end, found in one pass.
-// The functions below take it optionally: a big document's values are walked
-// once per level of nesting (entry, data, message, content), and with it
-// each walk skips tool output and images instead of scanning them again.
-class LongStrings {
+// Where the long values of one JSON text end: string literals, objects and
+// arrays spanning more than kMinLength bytes. The functions below take it
+// optionally: a big document's values are walked once per level of nesting
+// (entry, data, message, content), and with it each walk steps over tool
+// output, images and whole nested values instead of scanning them again.
+class LongValues {
  public:
-  static constexpr std::size_t kMinLength = 256;  // shorter strings are cheaper to scan than to look up
+  static constexpr std::size_t kMinLength = 256;  // shorter values are cheaper to scan than to look up
   void index(std::string_view s);                 // s: syntactically valid JSON (one value or several)
-  void clear() { spans_.clear(); }
-  void add(std::size_t begin, std::size_t end) { spans_.emplace_back(begin, end); }  // in increasing order
-  std::size_t end_of(std::size_t begin) const;    // one past the closing quote; 0 when not indexed
-  bool operator==(const LongStrings& other) const { return spans_ == other.spans_; }
-  std::size_t size() const { return spans_.size(); }
+  void clear();
+  // For a producer that finds them in one pass (the quick syntax check):
+  // strings in increasing order, containers in any order, then finish().
+  void add_string(std::size_t begin, std::size_t end) { strings_.emplace_back(begin, end); }
+  void add_container(std::size_t begin, std::size_t end) { containers_.emplace_back(begin, end); }
+  void finish();
+  // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.
+  std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, begin); }
+  std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, begin); }
+  bool operator==(const LongValues& other) const {
+    return strings_ == other.strings_ && containers_ == other.containers_;
+  }
+  std::size_t size() const { return strings_.size() + containers_.size(); }
 
  private:
-  std::vector<std::pair<std::size_t, std::size_t>> spans_;  // (opening quote, one past closing), sorted
+  using Spans = std::vector<std::pair<std::size_t, std::size_t>>;  // (first byte, one past the last), sorted
+  static std::size_t end_in(const Spans& spans, std::size_t begin);
+  Spans strings_;
+  Spans containers_;
 };
 
 // One past the end of the value starting at `pos` (no leading whitespace).
-std::size_t json_value_end(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
+std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 
 struct MemberSpan {
   std::string key;            // unescaped
@@ -42,7 +54,7 @@ struct MemberSpan {
 };
 
 // Members of the object whose '{' is at `pos`, in order.
-std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
+std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key);
 
 struct ElementSpan {
@@ -50,7 +62,7 @@ struct ElementSpan {
   std::size_t end = 0;
 };
 // Elements of the array whose '[' is at `pos`, in order.
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongStrings* known = nullptr);
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 
 // The unescaped contents of the string literal at `pos` ('"').
 std::string json_string_value(std::string_view s, std::size_t pos);

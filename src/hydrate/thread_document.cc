@@ -36,7 +36,7 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 }  // namespace
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
-                                  bool collect_long_strings) {
+                                  bool collect_long_values) {
   if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
     error = "NUL byte";
     error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
@@ -44,9 +44,9 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   }
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
-  if (collect_long_strings) {
-    if (is_certainly_valid_json(text, max_depth, long_strings_, base)) return long_strings_ready_ = true;
-    long_strings_.clear();  // incomplete
+  if (collect_long_values) {
+    if (is_certainly_valid_json(text, max_depth, long_values_, base)) return long_values_ready_ = true;
+    long_values_.clear();  // incomplete
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
   }
@@ -102,9 +102,9 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   // One document?
   std::string saved_error;
   std::size_t saved_offset = 0;
-  if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_strings=*/true)) {
-    if (!long_strings_ready_) long_strings_.index(bytes);
-    root_ = {start, json_value_end(bytes, start, &long_strings_)};
+  if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_values=*/true)) {
+    if (!long_values_ready_) long_values_.index(bytes);
+    root_ = {start, json_value_end(bytes, start, &long_values_)};
     return true;
   }
   saved_error = error;
@@ -138,7 +138,7 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
     }
     pos = eol + 1;
   }
-  long_strings_.index(bytes);
+  long_values_.index(bytes);
   return true;
 }
 
@@ -160,7 +160,7 @@ RefKind ThreadDocument::kind(JsonRef ref) const {
 const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin) const {
   MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
   if (!slot.valid || slot.begin != begin) {
-    slot.members = object_members(bytes_, begin, &long_strings_);
+    slot.members = object_members(bytes_, begin, &long_values_);
     slot.begin = begin;
     slot.valid = true;
   }
@@ -187,7 +187,7 @@ JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string
 std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;
-  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_strings_)) out.push_back({e.begin, e.end});
+  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_)) out.push_back({e.begin, e.end});
   return out;
 }
 

@@ -51,9 +51,9 @@ class ThreadDocument {
   std::size_t error_offset = 0;
 
  private:
-  // With `collect_long_strings`, the quick check also fills long_strings_
-  // (and sets long_strings_ready_) when it settles the text.
-  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_strings = false);
+  // With `collect_long_values`, the quick check also fills long_values_
+  // (and sets long_values_ready_) when it settles the text.
+  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false);
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
     std::size_t begin = 0;
@@ -67,8 +67,8 @@ class ThreadDocument {
   JsonRef root_;
   std::vector<JsonRef> jsonl_entries_;
   std::vector<std::size_t> line_starts_;
-  LongStrings long_strings_;  // the document's long strings, so repeated walks skip them
-  bool long_strings_ready_ = false;
+  LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them
+  bool long_values_ready_ = false;
 };
 
 }  // namespace pihydrate

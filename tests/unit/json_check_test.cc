@@ -83,10 +83,11 @@ TEST(JsonCheckTest, NeverAcceptsWhatRapidJsonRejects) {
   EXPECT_GT(accepted, 1000);  // the comparison saw many accepted texts
 }
 
-// The check that also records long strings finds exactly the ones
-// LongStrings::index finds in a separate pass: keys and values, nested,
-// escaped, just under and just over the threshold, after leading bytes.
-TEST(JsonCheckTest, CollectsTheLongStringsIndexFinds) {
+// The check that also records long values finds exactly the ones
+// LongValues::index finds in a separate pass: string keys and values,
+// objects and arrays, nested, escaped, just under and just over the
+// threshold, after leading bytes.
+TEST(JsonCheckTest, CollectsTheLongValuesIndexFinds) {
   std::mt19937 rng(11);
   auto str = [&](std::size_t n) {
     std::string s;
@@ -98,13 +99,13 @@ TEST(JsonCheckTest, CollectsTheLongStringsIndexFinds) {
     std::string text = round % 2 ? "[" : "{\"entries\":[";
     for (int e = 0, n = 1 + static_cast<int>(rng() % 6); e < n; ++e) {
       if (e) text += ",";
-      const std::size_t k = LongStrings::kMinLength - 3 + rng() % 8;  // around the threshold
+      const std::size_t k = LongValues::kMinLength - 3 + rng() % 8;  // around the threshold
       text += "{" + str(rng() % 2 ? 3 : k) + ":" + str(k) + ",\"n\":[" + str(rng() % 600) + ",1,null,{\"x\":" +
               str(k + rng() % 4) + "}]}";
     }
     text += round % 2 ? "]" : "]}";
     const std::string padded = "\xEF\xBB\xBF \n" + text;  // a BOM and whitespace before the value
-    LongStrings separate, fused;
+    LongValues separate, fused;
     separate.index(padded);
     ASSERT_TRUE(is_certainly_valid_json(std::string_view(padded).substr(3), 64, fused, 3)) << text;
     EXPECT_TRUE(fused == separate) << text;

@@ -72,11 +72,11 @@ TEST(CompactJsonTest, DropsWhitespaceOutsideStringsOnly) {
 
 // Walking a document with its long strings indexed gives the same spans as
 // scanning them, escaped quotes and backslashes included.
-TEST(LongStringsTest, KnownEndsGiveTheSameSpans) {
-  std::string big(2 * LongStrings::kMinLength, 'a');
+TEST(LongValuesTest, KnownEndsGiveTheSameSpans) {
+  std::string big(2 * LongValues::kMinLength, 'a');
   for (std::size_t i = 0; i < big.size(); i += 50) big.replace(i, 4, "\\\\\\\"");  // \\\" : a backslash, a quote
   const std::string doc = "{\"short\":\"s\",\"big\":\"" + big + "\",\"list\":[\"" + big + "\",{\"k\":\"" + big + "\"}],\"n\":1}";
-  LongStrings known;
+  LongValues known;
   known.index(doc);
   const auto plain = object_members(doc, 0);
   const auto indexed = object_members(doc, 0, &known);
@@ -87,9 +87,15 @@ TEST(LongStringsTest, KnownEndsGiveTheSameSpans) {
     EXPECT_EQ(indexed[i].value_begin, plain[i].value_begin);
     EXPECT_EQ(indexed[i].value_end, plain[i].value_end);
   }
-  EXPECT_EQ(known.end_of(plain[1].value_begin), plain[1].value_end);
-  EXPECT_EQ(known.end_of(plain[0].value_begin), 0u);  // short strings are not indexed
+  EXPECT_EQ(known.string_end_of(plain[1].value_begin), plain[1].value_end);
+  EXPECT_EQ(known.string_end_of(plain[0].value_begin), 0u);  // short strings are not indexed
   EXPECT_EQ(array_elements(doc, plain[2].value_begin, &known).size(), 2u);
+  // Containers longer than the threshold are indexed too: the list, the
+  // object in it and the document itself, each ending where a scan ends.
+  EXPECT_EQ(known.container_end_of(plain[2].value_begin), plain[2].value_end);
+  EXPECT_EQ(known.container_end_of(0), doc.size());
+  EXPECT_EQ(json_value_end(doc, 0, &known), doc.size());
+  EXPECT_EQ(known.container_end_of(doc.find("{\"k\"")), json_value_end(doc, doc.find("{\"k\"")));
 }
 
 }  // namespace
