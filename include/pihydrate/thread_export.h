@@ -5,6 +5,7 @@
 // other session, so both inputs share ids, tool policies and the writer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,6 +18,20 @@ namespace pihydrate {
 
 enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 
+// What the converter tells the owner of the export's bytes, so a caller that
+// maps the export's file (MappedFile) can drop the pages it is done with:
+// memory then does not follow the export's size.
+class ExportResidency {
+ public:
+  virtual ~ExportResidency() = default;
+  // The bytes before `offset` are not needed again soon. They may still be
+  // read, so they must stay valid (a mapped file's pages fault back in).
+  virtual void release_before(std::size_t offset) = 0;
+  // The converter rewrote [begin, end) in place; those bytes must keep
+  // their new content.
+  virtual void rewritten(std::size_t begin, std::size_t end) = 0;
+};
+
 struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
@@ -25,6 +40,7 @@ struct ThreadOptions {
   // its current position) instead of ConvertedThread::session, so a big
   // export is not held in memory twice. Write errors throw IoError.
   int spool_fd = -1;
+  ExportResidency* residency = nullptr;  // told which bytes can leave memory (optional)
 };
 
 // Where a line of the converted session came from, for messages about it.
@@ -52,5 +68,6 @@ struct ConvertedThread {
 // escaped lone UTF-16 surrogate, which JSON.parse accepts and RapidJSON does
 // not, becomes \uFFFD (same length) before parsing.
 ConvertedThread convert_thread_export(std::string& bytes, const std::string& file, const ThreadOptions& options);
+ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file, const ThreadOptions& options);
 
 }  // namespace pihydrate

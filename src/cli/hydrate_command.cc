@@ -1,6 +1,7 @@
 // `pi-hydrate --session in.jsonl --cwd DIR -o out.jsonl`: options, input,
 // output location, verification and the summary. The work is the library's.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
+#include "pihydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/thread_export.h"
 
@@ -198,6 +200,39 @@ class CreatedDirectories {
   std::vector<fs::path> created_;
 };
 
+// A mapped input that shrinks while it is read raises SIGBUS on the next
+// access to a page past its new end. That is the input changing mid-read
+// (PH904), reported as such, not a crash. Only a signal-safe write and
+// _exit: nothing has been written yet while the export is converted.
+char g_sigbus_message[1024];
+std::size_t g_sigbus_message_size = 0;
+
+extern "C" void report_truncated_input(int) {
+  ssize_t ignored = ::write(2, g_sigbus_message, g_sigbus_message_size);
+  (void)ignored;
+  ::_exit(kExitFindings);
+}
+
+class TruncationGuard {
+ public:
+  explicit TruncationGuard(const std::string& display) {
+    const std::string message = display + ": error: the input shrank while it was being read; nothing written (run again) [PH904]\n" +
+                                "pi-hydrate: nothing written\n";
+    g_sigbus_message_size = std::min(message.size(), sizeof g_sigbus_message);
+    std::memcpy(g_sigbus_message, message.data(), g_sigbus_message_size);
+    struct sigaction sa {};
+    sa.sa_handler = report_truncated_input;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &previous_);
+  }
+  ~TruncationGuard() { ::sigaction(SIGBUS, &previous_, nullptr); }
+  TruncationGuard(const TruncationGuard&) = delete;
+  TruncationGuard& operator=(const TruncationGuard&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -341,6 +376,11 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
   }
   const std::string display = input == "-" ? "<stdin>" : input;
+  // The input must not change while it is read: a session's pass 2 copies
+  // lines by the offsets of pass 1 (pi itself rewrites v1/v2 files when it
+  // loads them), and a thread export is read in place.
+  struct stat before {};
+  const bool check_unchanged = input != "-" && ::fstat(input_fd.fd, &before) == 0;
   // Where the output goes: its directory now, its name once the session id is known.
   std::string out_dir, out_file;
   bool print_path = false, to_stdout = false;
@@ -382,7 +422,14 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     // are freed before the session is read: a big export is never held twice.
     spool.fd = make_unlinked_temp("the converted thread");
     to.spool_fd = spool.fd;
-    {
+    if (auto mapped = MappedFile::map(input_fd.fd)) {
+      // Read in place: pages the converter is done with leave memory, so
+      // the peak does not follow the export's size.
+      TruncationGuard guard(display);
+      to.residency = mapped.get();
+      thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
+      to.residency = nullptr;
+    } else {
       std::string bytes = read_all(input_fd.fd, display);
       thread = convert_thread_export(bytes, display, to);
     }
@@ -405,10 +452,6 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     index = build_file_index(input_fd.fd, display, ho.index);
     lines = make_fd_line_source(input_fd.fd, display);
   }
-  // Pass 2 copies lines by the offsets of pass 1: the file must not change
-  // in between (pi itself rewrites v1/v2 files when it loads them).
-  struct stat before {};
-  const bool check_unchanged = !is_thread && input != "-" && ::fstat(input_fd.fd, &before) == 0;
   OutputFile output(out_dir);
   const bool verify = parsed.count("no-verify") == 0;
   HydrateReport report;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string_view>
 
 #include "core/json_spans.h"
@@ -21,8 +22,10 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
 // array longer than LongValues::kMinLength, at offsets from `text`'s first
 // byte plus `base`: one pass instead of a check and a LongValues::index.
 // When it returns false, `long_values` is incomplete.
+// `progress` (optional) hears how far the check has come (an offset like
+// those recorded), every MiB or so.
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
-                             std::size_t base);
+                             std::size_t base, const std::function<void(std::size_t)>& progress = {});
 
 // The first '"', '\\' or control byte (< 0x20) in [p, end), or end: inside a
 // string literal, the only bytes that need a look. Sixteen bytes at a time.

@@ -201,15 +201,22 @@ bool hex4_at(const char* d, std::size_t size, std::size_t pos, std::uint32_t& va
 }
 }  // namespace
 
-void neutralize_lone_surrogates(char* d, std::size_t size) {
+void neutralize_lone_surrogates(char* d, std::size_t size, const std::function<void(std::size_t)>& rewritten,
+                                const std::function<void(std::size_t)>& progress) {
   // Only "\u" followed by d/D can start a surrogate. Jump from backslash to
   // backslash; an escape pair ("\n", "\\") is skipped whole, so a "u" after
   // an escaped backslash is never taken for an escape.
+  constexpr std::size_t kProgressStep = std::size_t{1} << 20;
+  std::size_t next_progress = kProgressStep;
   char* p = d;
   char* const end = d + size;
   while (p + 1 < end) {
     p = static_cast<char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
     if (!p || p + 1 >= end) return;
+    if (progress && static_cast<std::size_t>(p - d) >= next_progress) {
+      progress(static_cast<std::size_t>(p - d));
+      next_progress = static_cast<std::size_t>(p - d) + kProgressStep;
+    }
     if (p[1] != 'u' || p + 6 > end || (p[2] != 'd' && p[2] != 'D')) {
       p += 2;
       continue;
@@ -228,8 +235,10 @@ void neutralize_lone_surrogates(char* d, std::size_t size) {
         continue;
       }
       std::memcpy(p + 2, "FFFD", 4);
+      if (rewritten) rewritten(at + 2);
     } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
       std::memcpy(p + 2, "FFFD", 4);
+      if (rewritten) rewritten(at + 2);
     }
     p += 6;
   }
@@ -294,10 +303,12 @@ const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::strin
   return found;
 }
 
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known) {
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known,
+                                        const std::function<void(std::size_t)>& progress) {
   std::vector<ElementSpan> out;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] != ']') {
+    if (progress) progress(i);
     ElementSpan e;
     e.begin = i;
     e.end = json_value_end(s, i, known);
@@ -340,12 +351,18 @@ std::string ByteEdits::apply(std::string_view s) const {
   return out;
 }
 
-void LongValues::index(std::string_view s) {
+void LongValues::index(std::string_view s, const std::function<void(std::size_t)>& progress) {
   clear();
   // Outside a string: brackets open and close containers, and the next '"'
   // opens a string, whose end is where scanning resumes.
+  constexpr std::size_t kProgressStep = std::size_t{1} << 20;
+  std::size_t next_progress = progress ? kProgressStep : SIZE_MAX;
   std::vector<std::size_t> open;
   for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i >= next_progress) {
+      progress(i);
+      next_progress = i + kProgressStep;
+    }
     const char c = s[i];
     if (c == '"') {
       const std::size_t end = string_end(s, i, nullptr);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,7 +22,9 @@ std::size_t skip_json_ws(std::string_view s, std::size_t pos);
 class LongValues {
  public:
   static constexpr std::size_t kMinLength = 256;  // shorter values are cheaper to scan than to look up
-  void index(std::string_view s);                 // s: syntactically valid JSON (one value or several)
+  // s: syntactically valid JSON (one value or several). `progress`
+  // (optional) hears how far the pass has come, every MiB or so.
+  void index(std::string_view s, const std::function<void(std::size_t)>& progress = {});
   void clear();
   // For a producer that finds them in one pass (the quick syntax check):
   // strings in increasing order, containers in any order, then finish().
@@ -62,7 +65,9 @@ struct ElementSpan {
   std::size_t end = 0;
 };
 // Elements of the array whose '[' is at `pos`, in order.
-std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
+// `progress` (optional) hears each element's start.
+std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, const LongValues* known = nullptr,
+                                        const std::function<void(std::size_t)>& progress = {});
 
 // The unescaped contents of the string literal at `pos` ('"').
 std::string json_string_value(std::string_view s, std::size_t pos);
@@ -75,7 +80,11 @@ std::string json_quote(std::string_view text);
 // low partner, or a low one alone) to \uFFFD, in place and at the same
 // length. JSON.parse accepts lone surrogates; RapidJSON rejects a lone high
 // one, so without this a line pi reads would look malformed.
-void neutralize_lone_surrogates(char* data, std::size_t size);
+// `rewritten` (optional) hears of each rewrite's offset; `progress` (optional)
+// of how far the pass has come, every MiB or so.
+void neutralize_lone_surrogates(char* data, std::size_t size,
+                                const std::function<void(std::size_t)>& rewritten = {},
+                                const std::function<void(std::size_t)>& progress = {});
 
 // `text` without the whitespace outside strings: one JSONL line from a
 // pretty-printed value. Strings, numbers and escapes are kept byte for byte.

@@ -9,12 +9,15 @@
 #include <utility>
 #include <vector>
 #include <cstring>
+#include <functional>
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
 namespace pihydrate {
 namespace {
+
+constexpr std::size_t kWindow = std::size_t{1} << 20;  // passes over the whole export go a MiB at a time
 
 // Counts depth only: the syntax check must not recurse without a limit.
 class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DepthHandler> {
@@ -37,15 +40,20 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
                                   bool collect_long_values) {
-  if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
-    error = "NUL byte";
-    error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
-    return false;
+  // A MiB at a time, so a mapped export's pages can be let go behind.
+  for (std::size_t window = 0; window < text.size(); window += kWindow) {
+    const std::size_t length = std::min(kWindow, text.size() - window);
+    if (const void* nul = std::memchr(text.data() + window, '\0', length)) {
+      error = "NUL byte";
+      error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
+      return false;
+    }
+    release_before(base + window);
   }
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
   if (collect_long_values) {
-    if (is_certainly_valid_json(text, max_depth, long_values_, base)) return long_values_ready_ = true;
+    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress())) return long_values_ready_ = true;
     long_values_.clear();  // incomplete
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
@@ -89,8 +97,15 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   bytes_ = bytes;
   line_starts_.assign(1, 0);
-  for (const char* p = bytes.data(); (p = static_cast<const char*>(std::memchr(p, '\n', bytes.size() - (p - bytes.data()))));)
-    line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
+  // A MiB at a time, so a mapped export's pages can be let go behind.
+  for (std::size_t window = 0; window < bytes.size(); window += kWindow) {
+    const char* p = bytes.data() + window;
+    const char* const end = bytes.data() + std::min(bytes.size(), window + kWindow);
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))))
+      line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
+    release_before(window);
+  }
+  release_before(bytes.size());
   std::size_t start = 0;
   if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
   start = skip_json_ws(bytes, start);
@@ -103,8 +118,9 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   std::string saved_error;
   std::size_t saved_offset = 0;
   if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_values=*/true)) {
-    if (!long_values_ready_) long_values_.index(bytes);
+    if (!long_values_ready_) long_values_.index(bytes, release_progress());
     root_ = {start, json_value_end(bytes, start, &long_values_)};
+    release_before(bytes.size());
     return true;
   }
   saved_error = error;
@@ -138,12 +154,14 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
     }
     pos = eol + 1;
   }
-  long_values_.index(bytes);
+  long_values_.index(bytes, release_progress());
+  release_before(bytes.size());
   return true;
 }
 
 RefKind ThreadDocument::kind(JsonRef ref) const {
   if (!ref.valid()) return RefKind::kMissing;
+  touch(ref.begin);
   switch (bytes_[ref.begin]) {
     case '{': return RefKind::kObject;
     case '[': return RefKind::kArray;
@@ -160,6 +178,7 @@ RefKind ThreadDocument::kind(JsonRef ref) const {
 const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin) const {
   MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
   if (!slot.valid || slot.begin != begin) {
+    touch(begin);
     slot.members = object_members(bytes_, begin, &long_values_);
     slot.begin = begin;
     slot.valid = true;
@@ -187,7 +206,10 @@ JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string
 std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;
-  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_)) out.push_back({e.begin, e.end});
+  // A long array (the entries) is walked with releases on the way.
+  std::function<void(std::size_t)> progress;
+  if (residency_) progress = [this](std::size_t offset) { touch(offset); };
+  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress)) out.push_back({e.begin, e.end});
   return out;
 }
 

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json_spans.h"
+#include "pihydrate/thread_export.h"
 
 namespace pihydrate {
 
@@ -29,6 +31,18 @@ class ThreadDocument {
   // number too big for a double is patched during the syntax check and
   // restored before parse returns.
   bool parse(std::string_view bytes, std::size_t max_depth);
+
+  // Told, when set before parse, which bytes the passes are done with (a
+  // mapped export then drops those pages); see ExportResidency.
+  void set_residency(ExportResidency* residency) { residency_ = residency; }
+  void release_before(std::size_t offset) const {
+    if (residency_) residency_->release_before(offset);
+  }
+  // The same as a progress callback for a pass over the whole export; empty without a residency.
+  std::function<void(std::size_t)> release_progress() const {
+    if (!residency_) return {};
+    return [this](std::size_t offset) { residency_->release_before(offset); };
+  }
 
   std::string_view bytes() const { return bytes_; }
   bool is_jsonl() const { return jsonl_; }
@@ -63,6 +77,19 @@ class ThreadDocument {
   static constexpr std::size_t kMembersCacheSlots = 61;  // prime: object offsets are not uniform
   mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
   std::string_view bytes_;
+  ExportResidency* residency_ = nullptr;
+  // The mapper's phases each walk the entries front to back, and every
+  // access maps a few neighbouring pages in. Once accesses have moved
+  // kTouchStep away from where the last release happened, everything is
+  // released: what stays resident is about one step of the export.
+  static constexpr std::size_t kTouchStep = std::size_t{16} << 20;
+  mutable std::size_t touch_anchor_ = 0;
+  void touch(std::size_t offset) const {
+    if (residency_ && (offset >= touch_anchor_ + kTouchStep || offset + kTouchStep <= touch_anchor_)) {
+      residency_->release_before(bytes_.size());
+      touch_anchor_ = offset;
+    }
+  }
   bool jsonl_ = false;
   JsonRef root_;
   std::vector<JsonRef> jsonl_entries_;

@@ -903,8 +903,12 @@ void Mapper::run() {
   emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
             json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
   out_.origins.push_back(thread_origin);
+  // Each phase walks the export front to back; what it touched may leave
+  // memory when it ends (see ExportResidency).
+  doc_.release_before(doc_.bytes().size());
   plan_echoes_and_user_replacements();
   plan_chunk_groups();
+  doc_.release_before(doc_.bytes().size());
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
@@ -943,10 +947,24 @@ bool ConvertedThread::ok() const {
 }
 
 ConvertedThread convert_thread_export(std::string& bytes, const std::string& file, const ThreadOptions& options) {
+  return convert_thread_export(bytes.data(), bytes.size(), file, options);
+}
+
+ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file,
+                                      const ThreadOptions& options) {
   ConvertedThread out;
-  neutralize_lone_surrogates(bytes.data(), bytes.size());
+  ExportResidency* residency = options.residency;
+  if (residency) {
+    neutralize_lone_surrogates(
+        bytes, size, [residency](std::size_t at) { residency->rewritten(at, at + 4); },
+        [residency](std::size_t offset) { residency->release_before(offset); });
+    residency->release_before(size);
+  } else {
+    neutralize_lone_surrogates(bytes, size);
+  }
   ThreadDocument doc;
-  if (!doc.parse(bytes, options.max_depth)) {
+  doc.set_residency(residency);
+  if (!doc.parse(std::string_view(bytes, size), options.max_depth)) {
     Diagnostic d;
     d.code = Code::kThreadExportInvalid;
     d.severity = Severity::kError;

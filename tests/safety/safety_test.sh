@@ -248,6 +248,37 @@ check "input changed mid-read: exit 1 (PH904), no output, no temporary file" \
   '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/ch/err.txt" && [ ! -e "$work/ch/out.jsonl" ] && [ "$(leftovers "$work/ch")" -eq 0 ]'
 rm -f "$work/changing.jsonl"
 
+# A thread export is read in place (mapped): one that grows while it is
+# read, and one cut short while it is read (the pages past its new end are
+# gone: SIGBUS, reported as PH904), both end in exit 1 with nothing written.
+python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
+mkdir -p "$work/cht"
+"$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/cht/out.jsonl" 2> "$work/cht/err.txt" &
+pid=$!
+seen=0
+wait_for_temp "$work/cht" $pid && seen=1
+printf '\n' >> "$work/changing.json"
+wait $pid
+code=$?
+check "thread export changed mid-read: exit 1 (PH904), no output, no temporary file" \
+  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/cht/err.txt" && [ ! -e "$work/cht/out.jsonl" ] && [ "$(leftovers "$work/cht")" -eq 0 ]'
+python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
+mkdir -p "$work/trt"
+"$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/trt/out.jsonl" 2> "$work/trt/err.txt" &
+pid=$!
+mapped=0
+for _ in $(seq 1 30000); do  # until the export is mapped, i.e. being converted
+  if grep -q "changing.json" "/proc/$pid/maps" 2> /dev/null; then mapped=1; break; fi
+  case $(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null) in Z* | '') break ;; esac
+  sleep 0.001
+done
+truncate -s 4096 "$work/changing.json"
+wait $pid
+code=$?
+check "thread export cut short mid-read: exit 1 (PH904), no crash, no output, no temporary file" \
+  '[ $mapped -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trt/err.txt" && [ ! -e "$work/trt/out.jsonl" ] && [ "$(leftovers "$work/trt")" -eq 0 ]'
+rm -f "$work/changing.json"
+
 # ---- Contained paths: names derived from the input or the options never put
 # a file outside --session-dir or --agent-dir. Each target sits three levels
 # below $work, so an escape through ../.. would land inside $work, where a

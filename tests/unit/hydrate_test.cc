@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 
+#include "pihydrate/mapped_file.h"
 #include "pihydrate/thread_export.h"
 
 #include <gtest/gtest.h>
@@ -165,6 +168,71 @@ TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
   std::fclose(spool);
   EXPECT_EQ(written, memory.session);
   EXPECT_EQ(spooled.origins.size(), memory.origins.size());
+}
+
+// A residency that records what the converter tells it.
+class RecordingResidency final : public ExportResidency {
+ public:
+  void release_before(std::size_t offset) override { released.push_back(offset); }
+  void rewritten(std::size_t begin, std::size_t end) override { rewrites.emplace_back(begin, end); }
+  std::vector<std::size_t> released;
+  std::vector<std::pair<std::size_t, std::size_t>> rewrites;
+};
+
+std::string golden_thread() {
+  std::ifstream in(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/example/input.json", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Telling a residency what can leave memory changes nothing in the result;
+// the converter reports its in-place rewrite of a lone surrogate, and lets
+// go of the whole export at least once.
+TEST(ThreadResidencyTest, ConversionIsTheSameAndRewritesAreReported) {
+  std::string original = golden_thread();
+  ASSERT_FALSE(original.empty());
+  const std::size_t text = original.find("\"text\": \"");
+  ASSERT_NE(text, std::string::npos);
+  original.insert(text + 9, "\\ud800");  // a lone high surrogate at the start of a text
+  std::string plain = original;
+  ConvertedThread expected = convert_thread_export(plain, "t.json", ThreadOptions{});
+  ASSERT_TRUE(expected.ok());
+
+  std::string bytes = original;
+  RecordingResidency residency;
+  ThreadOptions options;
+  options.residency = &residency;
+  ConvertedThread converted = convert_thread_export(bytes, "t.json", options);
+  EXPECT_EQ(converted.session, expected.session);
+  EXPECT_EQ(bytes, plain);  // the same in-place edits
+  ASSERT_EQ(residency.rewrites.size(), 1u);
+  EXPECT_EQ(residency.rewrites[0].first, text + 9 + 2);
+  EXPECT_EQ(bytes.substr(residency.rewrites[0].first, 4), "FFFD");
+  EXPECT_NE(std::find(residency.released.begin(), residency.released.end(), bytes.size()), residency.released.end());
+}
+
+// A mapped file: released pages read back the file's bytes, and a page
+// holding rewritten bytes keeps them.
+TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::string content(3 * page + 100, '\0');
+  for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>('a' + i % 26);
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fwrite(content.data(), 1, content.size(), file), content.size());
+  std::fflush(file);
+  auto mapped = MappedFile::map(fileno(file));
+  ASSERT_NE(mapped, nullptr);
+  ASSERT_EQ(mapped->size(), content.size());
+  mapped->data()[page + 10] = '#';
+  mapped->rewritten(page + 10, page + 11);
+  mapped->data()[2 * page + 5] = '!';  // not reported: may be lost on release
+  mapped->release_before(mapped->size());
+  std::string expected = content;
+  expected[page + 10] = '#';
+  EXPECT_EQ(std::string(mapped->data(), mapped->size()), expected);
+  mapped.reset();
+  std::fclose(file);
+  EXPECT_EQ(MappedFile::map(-1), nullptr);  // not a file: the caller reads instead
 }
 
 }  // namespace
