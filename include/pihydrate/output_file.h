@@ -4,6 +4,7 @@
 // file is removed: no partial or empty session is ever left behind.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -39,6 +40,9 @@ class OutputFile final : public LineSink {
   std::string directory_;
   int fd_ = -1;
   std::string buffer_;
+  std::uint64_t written_ = 0;            // bytes written to the temporary file
+  std::uint64_t writeback_started_ = 0;  // bytes whose writeback was started
+  static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;
   bool done_ = false;
 };
 
