@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <unordered_set>
 
 #include "core/json_spans.h"
@@ -201,15 +202,49 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   sink.write_line("{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
                   ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) +
                   "}");
-  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
-    const PlannedEntry& p = plan.entries[i];
-    std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
-    std::string line;
-    if (node >= 0) {
-      const Entry& e = branch.entry(index, static_cast<std::uint32_t>(node));
-      line = source.read(e.offset, e.length);
+  // Each written line is its source line read back and spliced, independent
+  // of the others: batches of about a MiB of source alternate between this
+  // thread and a helper, and are written in plan order.
+  auto source_entry = [&](const PlannedEntry& p) -> const Entry* {
+    const std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
+    return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
+  };
+  auto render_batch = [&](std::size_t begin, std::size_t end, std::vector<std::string>& lines) {
+    lines.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      const Entry* e = source_entry(plan.entries[i]);
+      const std::string line = e ? source.read(e->offset, e->length) : std::string();
+      lines.push_back(render_entry(index, branch, plan, i, line, options));
     }
-    sink.write_line(render_entry(index, branch, plan, i, line, options));
+  };
+  constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
+  std::vector<std::size_t> cuts{0};
+  std::uint64_t batch_bytes = 0;
+  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+    const Entry* e = source_entry(plan.entries[i]);
+    batch_bytes += e ? e->length : 0;
+    if (batch_bytes >= kBatchBytes) {
+      cuts.push_back(i + 1);
+      batch_bytes = 0;
+    }
+  }
+  if (cuts.back() != plan.entries.size()) cuts.push_back(plan.entries.size());
+  std::vector<std::string> mine, theirs;
+  for (std::size_t k = 0; k + 1 < cuts.size(); k += 2) {
+    const bool helped = k + 2 < cuts.size();
+    std::future<void> helper;
+    if (helped) helper = std::async(std::launch::async, [&, k] { render_batch(cuts[k + 1], cuts[k + 2], theirs); });
+    try {
+      render_batch(cuts[k], cuts[k + 1], mine);
+      for (const std::string& line : mine) sink.write_line(line);
+    } catch (...) {
+      if (helper.valid()) helper.wait();  // it uses this frame
+      throw;
+    }
+    if (helped) {
+      helper.get();  // rethrows the helper's failure
+      for (const std::string& line : theirs) sink.write_line(line);
+    }
   }
   report.entries_written = plan.entries.size() + 1;
   return true;
