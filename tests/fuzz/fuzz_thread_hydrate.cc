@@ -1,11 +1,16 @@
-// Thread export conversion and hydration on arbitrary bytes, and the quick
-// JSON syntax check against RapidJSON's.
+// Thread export conversion and hydration on arbitrary bytes, the quick
+// JSON syntax check against RapidJSON's, and the mapped reading (pages
+// dropped and faulted back in) against the in-memory one.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <string>
 
 #include <rapidjson/reader.h>
 
 #include "core/json_check.h"
 #include "fuzz_common.h"
+#include "pihydrate/mapped_file.h"
 #include "pihydrate/thread_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -22,7 +27,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rapidjson::Reader reader;
     if (reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler).IsError()) __builtin_trap();
   }
+  const std::string original = bytes;
   ConvertedThread thread = convert_thread_export(bytes, "fuzz", to);
+  if (!original.empty() && (data[0] & 8)) {
+    // The same export read from a mapped file, its pages released after each
+    // pass: the same session, the same findings.
+    int fd = ::memfd_create("fuzz-thread", 0);
+    if (fd >= 0 && ::write(fd, original.data(), original.size()) == static_cast<ssize_t>(original.size())) {
+      if (auto mapped = MappedFile::map(fd)) {
+        ThreadOptions mo = to;
+        mo.residency = mapped.get();
+        ConvertedThread from_map = convert_thread_export(mapped->data(), mapped->size(), "fuzz", mo);
+        if (from_map.session != thread.session || from_map.diagnostics.size() != thread.diagnostics.size())
+          __builtin_trap();
+      }
+    }
+    if (fd >= 0) ::close(fd);
+  }
   if (!thread.ok()) return 0;
   HydrateOptions o = fuzz::options_from(data[0]);
   o.session_id = thread.session_id;
