@@ -190,6 +190,7 @@ class CreatedDirectories {
     return !ec;
   }
   void keep() { created_.clear(); }
+  const std::vector<fs::path>& created() const { return created_; }  // deepest first
   ~CreatedDirectories() {
     boost::system::error_code ignored;
     for (const fs::path& dir : created_)
@@ -202,24 +203,49 @@ class CreatedDirectories {
 
 // A mapped input that shrinks while it is read raises SIGBUS on the next
 // access to a page past its new end. That is the input changing mid-read
-// (PH904), reported as such, not a crash. Only a signal-safe write and
-// _exit: nothing has been written yet while the export is converted.
-char g_sigbus_message[1024];
+// (PH904), reported as such (in the --report format), not a crash. The
+// handler may only use signal-safe calls: it writes the prepared message,
+// removes the directories made for the output (still empty: nothing is
+// written while the export is converted) and exits.
+char g_sigbus_message[4096];
 std::size_t g_sigbus_message_size = 0;
-
+char g_sigbus_dirs[8192];  // NUL-separated paths, deepest first, ending with an empty one
 extern "C" void report_truncated_input(int) {
   ssize_t ignored = ::write(2, g_sigbus_message, g_sigbus_message_size);
   (void)ignored;
+  for (const char* dir = g_sigbus_dirs; *dir; dir += std::strlen(dir) + 1) ::rmdir(dir);
   ::_exit(kExitFindings);
 }
 
 class TruncationGuard {
  public:
-  explicit TruncationGuard(const std::string& display) {
-    const std::string message = display + ": error: the input shrank while it was being read; nothing written (run again) [PH904]\n" +
-                                "pi-hydrate: nothing written\n";
-    g_sigbus_message_size = std::min(message.size(), sizeof g_sigbus_message);
-    std::memcpy(g_sigbus_message, message.data(), g_sigbus_message_size);
+  TruncationGuard(const std::string& display, bool json, const CreatedDirectories& dirs) {
+    Diagnostic d;
+    d.code = Code::kInputChanged;
+    d.severity = Severity::kError;
+    d.level = Level::kLoad;
+    d.file = display;
+    d.message = "the input shrank while it was being read; nothing written (run again)";
+    std::ostringstream message;
+    if (json) {
+      HydrateReport failed;
+      failed.diagnostics.push_back(d);
+      print_summary_json(failed, "", false, message);
+    } else {
+      write_diagnostic_text(d, message);
+      message << "pi-hydrate: nothing written\n";
+    }
+    const std::string text = message.str();
+    g_sigbus_message_size = std::min(text.size(), sizeof g_sigbus_message);
+    std::memcpy(g_sigbus_message, text.data(), g_sigbus_message_size);
+    std::size_t used = 0;
+    for (const fs::path& dir : dirs.created()) {
+      const std::string path = dir.string();
+      if (used + path.size() + 2 > sizeof g_sigbus_dirs) break;  // the rest stays (very deep paths only)
+      std::memcpy(g_sigbus_dirs + used, path.c_str(), path.size() + 1);
+      used += path.size() + 1;
+    }
+    g_sigbus_dirs[used] = '\0';
     struct sigaction sa {};
     sa.sa_handler = report_truncated_input;
     sigemptyset(&sa.sa_mask);
@@ -425,7 +451,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     if (auto mapped = MappedFile::map(input_fd.fd)) {
       // Read in place: pages the converter is done with leave memory, so
       // the peak does not follow the export's size.
-      TruncationGuard guard(display);
+      TruncationGuard guard(display, report_format == "json", created_dirs);
       to.residency = mapped.get();
       thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
       to.residency = nullptr;

@@ -277,6 +277,22 @@ wait $pid
 code=$?
 check "thread export cut short mid-read: exit 1 (PH904), no crash, no output, no temporary file" \
   '[ $mapped -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trt/err.txt" && [ ! -e "$work/trt/out.jsonl" ] && [ "$(leftovers "$work/trt")" -eq 0 ]'
+# The same into an --agent-dir that does not exist yet, with --report json:
+# the report is JSON, and the directories made for the output are gone.
+python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
+"$bin" --thread "$work/changing.json" --cwd "$work" --agent-dir "$work/trt-agent" --report json 2> "$work/trt/err.json" &
+pid=$!
+mapped=0
+for _ in $(seq 1 30000); do
+  if grep -q "changing.json" "/proc/$pid/maps" 2> /dev/null; then mapped=1; break; fi
+  case $(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null) in Z* | '') break ;; esac
+  sleep 0.001
+done
+truncate -s 4096 "$work/changing.json"
+wait $pid
+code=$?
+check "thread export cut short mid-read, --agent-dir, --report json: exit 1, a JSON report with PH904, the agent-dir tree removed" \
+  '[ $mapped -eq 1 ] && [ $code -eq 1 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if not r[\"ok\"] and r[\"diagnostics\"][0][\"code\"]==\"PH904\" else 1)" "$work/trt/err.json" && [ ! -e "$work/trt-agent" ]'
 rm -f "$work/changing.json"
 
 # ---- Contained paths: names derived from the input or the options never put
