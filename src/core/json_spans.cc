@@ -335,11 +335,16 @@ void ByteEdits::remove_member(std::string_view s, const MemberSpan& m) {
 }
 
 std::string ByteEdits::apply(std::string_view s) const {
+  std::string out;
+  out.reserve(s.size() + 64);
+  append_applied(out, s);
+  return out;
+}
+
+void ByteEdits::append_applied(std::string& out, std::string_view s) const {
   std::vector<const Edit*> order;
   for (const Edit& e : edits_) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
-  std::string out;
-  out.reserve(s.size() + 64);
   std::size_t pos = 0;
   for (const Edit* e : order) {
     if (e->begin < pos) continue;  // overlapping edits: the first wins
@@ -348,7 +353,6 @@ std::string ByteEdits::apply(std::string_view s) const {
     pos = e->end;
   }
   out.append(s.data() + pos, s.size() - pos);
-  return out;
 }
 
 void LongValues::index(std::string_view s, const std::function<void(std::size_t)>& progress) {

@@ -99,6 +99,7 @@ class ByteEdits {
   // Removes a member and the comma that separates it from its neighbour.
   void remove_member(std::string_view s, const MemberSpan& m);
   std::string apply(std::string_view s) const;
+  void append_applied(std::string& out, std::string_view s) const;  // the same, appended to `out`
   bool empty() const { return edits_.empty(); }
 
  private:

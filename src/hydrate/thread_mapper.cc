@@ -147,6 +147,11 @@ class Mapper {
   void resume_model(std::string& api, std::string& provider, std::string& model);
   std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
   std::string text_of_message(JsonRef message);
+  // Members and elements of the value at `at` inside a message whose bytes
+  // start at document offset `base`, with offsets relative to the message:
+  // walked through the document, so tool output and images are stepped over.
+  std::vector<MemberSpan> members_at(std::size_t base, std::size_t at) const;
+  std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
   void push(std::size_t env, std::string line);
   void emit_line(std::string_view line);
@@ -501,10 +506,40 @@ std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
 
 // R4: the verbatim AssistantMessage, with usage filled, a pending or missing
 // stopReason settled, empty text blocks dropped and string content wrapped.
+std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) const {
+  std::vector<MemberSpan> members = doc_.members(JsonRef{base + at, base + at + 1});
+  for (MemberSpan& m : members) {
+    m.begin -= base;
+    m.value_begin -= base;
+    m.value_end -= base;
+  }
+  return members;
+}
+
+std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) const {
+  std::vector<ElementSpan> out;
+  for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1})) out.push_back({el.begin - base, el.end - base});
+  return out;
+}
+
+// A message entry around `msg` with `edits` applied, built in one string
+// (the message is most of the line: it is copied once).
+std::string message_line(const std::string& timestamp, const ByteEdits& edits, std::string_view msg) {
+  std::string line;
+  line.reserve(msg.size() + timestamp.size() + 64);
+  line += "{\"type\":\"message\",\"timestamp\":";
+  line += json_quote(timestamp);
+  line += ",\"message\":";
+  edits.append_applied(line, msg);
+  line += '}';
+  return line;
+}
+
 std::string Mapper::assistant_line(const Envelope& e) {
   // Work on the message's own bytes so edits stay local to it.
   const std::string_view msg = doc_.raw(e.message);
-  auto members = object_members(msg, 0);
+  const std::size_t base = e.message.begin;
+  auto members = members_at(base, 0);
   ByteEdits edits;
   auto append_member = [&](const std::string& member) {
     if (members.empty()) edits.insert(1, member);
@@ -515,19 +550,19 @@ std::string Mapper::assistant_line(const Envelope& e) {
   if (content && msg[content->value_begin] == '[') {
     std::string rebuilt = "[";
     bool changed = false, first = true;
-    for (const ElementSpan& el : array_elements(msg, content->value_begin)) {
-      std::string type, text;
-      bool has_text = false;
+    for (const ElementSpan& el : elements_at(base, content->value_begin)) {
+      std::string type;
+      bool has_text = false, empty_text = false;
       if (msg[el.begin] == '{') {
-        auto block = object_members(msg, el.begin);
+        auto block = members_at(base, el.begin);
         if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') type = json_string_value(msg, t->value_begin);
         if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
           has_text = true;
-          text = json_string_value(msg, t->value_begin);
+          empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)
         }
       }
       if (type == "toolCall") has_calls = true;
-      if (type == "text" && (!has_text || text.empty())) {
+      if (type == "text" && (!has_text || empty_text)) {
         changed = true;
         out_.repairs["dropped-empty-text-block"]++;
         continue;
@@ -552,8 +587,8 @@ std::string Mapper::assistant_line(const Envelope& e) {
     if (usage) edits.replace(usage->value_begin, usage->value_end, kZeroUsage);
     else append_member(std::string("\"usage\":") + kZeroUsage);
     out_.repairs["filled-missing-usage"]++;
-  } else if (!find_member(object_members(msg, usage->value_begin), "cost")) {
-    auto usage_members = object_members(msg, usage->value_begin);
+  } else if (!find_member(members_at(base, usage->value_begin), "cost")) {
+    auto usage_members = members_at(base, usage->value_begin);
     edits.insert(usage->value_begin + 1,
                  std::string("\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}") +
                      (usage_members.empty() ? "" : ","));
@@ -569,14 +604,13 @@ std::string Mapper::assistant_line(const Envelope& e) {
   }
   if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message));
   model_of(e.message, last_api_, last_provider_, last_model_);
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
-         ",\"message\":" + edits.apply(msg) + "}";
+  return message_line(entry_timestamp(e, e.message), edits, msg);
 }
 
 // R5: the verbatim ToolResultMessage; string content is wrapped.
 std::string Mapper::tool_result_line(const Envelope& e) {
   const std::string_view msg = doc_.raw(e.message);
-  auto members = object_members(msg, 0);
+  auto members = members_at(e.message.begin, 0);
   ByteEdits edits;
   const MemberSpan* content = find_member(members, "content");
   if (content && msg[content->value_begin] == '"') {
@@ -591,8 +625,7 @@ std::string Mapper::tool_result_line(const Envelope& e) {
   if (!find_member(members, "timestamp"))
     edits.insert(members.empty() ? 1 : members.back().value_end,
                  std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message));
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
-         ",\"message\":" + edits.apply(msg) + "}";
+  return message_line(entry_timestamp(e, e.message), edits, msg);
 }
 
 // R3: a chat user turn; attachments become image blocks.
