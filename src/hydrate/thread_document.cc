@@ -39,7 +39,7 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 }  // namespace
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
-                                  bool collect_long_values) {
+                                  bool collect_long_values, bool quick_only) {
   // A MiB at a time, so a mapped export's pages can be let go behind.
   for (std::size_t window = 0; window < text.size(); window += kWindow) {
     const std::size_t length = std::min(kWindow, text.size() - window);
@@ -58,6 +58,7 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
   }
+  if (quick_only) return false;
   // JSON.parse reads a number too big for a double as Infinity; RapidJSON
   // refuses it. Such a number is patched to an equal-length zero for the
   // check and restored afterwards (the caller's bytes are writable, see parse).
@@ -94,7 +95,10 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   }
 }
 
-bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
+bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, false); }
+bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, true); }
+
+bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only) {
   bytes_ = bytes;
   line_starts_.assign(1, 0);
   // A MiB at a time, so a mapped export's pages can be let go behind.
@@ -117,12 +121,13 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) {
   // One document?
   std::string saved_error;
   std::size_t saved_offset = 0;
-  if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_values=*/true)) {
+  if (check_syntax(bytes.substr(start), start, max_depth, /*collect_long_values=*/true, quick_only)) {
     if (!long_values_ready_) long_values_.index(bytes, release_progress());
     root_ = {start, json_value_end(bytes, start, &long_values_)};
     release_before(bytes.size());
     return true;
   }
+  if (quick_only) return false;
   saved_error = error;
   saved_offset = error_offset;
   // The JSONL variant: a header line, then one entry per line.

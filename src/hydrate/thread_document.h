@@ -31,6 +31,10 @@ class ThreadDocument {
   // number too big for a double is patched during the syntax check and
   // restored before parse returns.
   bool parse(std::string_view bytes, std::size_t max_depth);
+  // The same, but only when the quick check settles the bytes as one JSON
+  // document; false (with no error) otherwise. The quick check gives up on
+  // any escaped UTF-16 surrogate, so a document it settles has none to repair.
+  bool parse_plain(std::string_view bytes, std::size_t max_depth);
 
   // Told, when set before parse, which bytes the passes are done with (a
   // mapped export then drops those pages); see ExportResidency.
@@ -67,7 +71,9 @@ class ThreadDocument {
  private:
   // With `collect_long_values`, the quick check also fills long_values_
   // (and sets long_values_ready_) when it settles the text.
-  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false);
+  bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false,
+                    bool quick_only = false);
+  bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only);
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
     std::size_t begin = 0;

@@ -12,6 +12,7 @@
 #include <map>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <unordered_map>
 
 #include "hydrate/thread_document.h"
@@ -987,17 +988,28 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
                                       const ThreadOptions& options) {
   ConvertedThread out;
   ExportResidency* residency = options.residency;
-  if (residency) {
-    neutralize_lone_surrogates(
-        bytes, size, [residency](std::size_t at) { residency->rewritten(at, at + 4); },
-        [residency](std::size_t offset) { residency->release_before(offset); });
-    residency->release_before(size);
-  } else {
-    neutralize_lone_surrogates(bytes, size);
+  const std::string_view view(bytes, size);
+  // Nearly every export is plain JSON without an escaped UTF-16 surrogate,
+  // and the quick check proves it (it gives up on any): nothing to repair.
+  // Otherwise lone surrogates are repaired first and the export read again.
+  std::optional<ThreadDocument> plain(std::in_place);
+  plain->set_residency(residency);
+  std::optional<ThreadDocument> repaired;
+  if (!plain->parse_plain(view, options.max_depth)) {
+    plain.reset();
+    if (residency) {
+      neutralize_lone_surrogates(
+          bytes, size, [residency](std::size_t at) { residency->rewritten(at, at + 4); },
+          [residency](std::size_t offset) { residency->release_before(offset); });
+      residency->release_before(size);
+    } else {
+      neutralize_lone_surrogates(bytes, size);
+    }
+    repaired.emplace();
+    repaired->set_residency(residency);
   }
-  ThreadDocument doc;
-  doc.set_residency(residency);
-  if (!doc.parse(std::string_view(bytes, size), options.max_depth)) {
+  ThreadDocument& doc = plain ? *plain : *repaired;
+  if (!plain && !doc.parse(view, options.max_depth)) {
     Diagnostic d;
     d.code = Code::kThreadExportInvalid;
     d.severity = Severity::kError;
