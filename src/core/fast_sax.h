@@ -12,7 +12,8 @@
 //   bool wants_text() const;     // is the next scalar's text read (else only its kind)?
 // and optionally
 //   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
-//   void skipped_container(const char* open, const char* past_close);  // each ignored container, itself included
+//   void skipped_container(const char* open, const char* past_close, bool loose);
+//       // each ignored container, itself included; `loose`: whitespace between its tokens
 #pragma once
 
 #include <cstddef>
@@ -39,7 +40,7 @@ template <typename Handler, typename = void>
 struct SeesSkippedContainers : std::false_type {};
 template <typename Handler>
 struct SeesSkippedContainers<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_container(
-                                          static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
+                                          static_cast<const char*>(nullptr), static_cast<const char*>(nullptr), false))>>
     : std::true_type {};
 
 template <typename Handler>
@@ -199,20 +200,34 @@ class FastSaxReader {
     // Open containers below this one; the innermost is last.
     std::string open(1, object ? '{' : '[');
     // Where each of them opened, for a handler that sees skipped containers.
+    // and whether whitespace separated tokens inside it (nested ones included).
     constexpr bool kSeesContainers = SeesSkippedContainers<Handler>::value;
     opened_at_.clear();
-    if constexpr (kSeesContainers) opened_at_.push_back(p - 1);
+    loose_.clear();
+    if constexpr (kSeesContainers) {
+      opened_at_.push_back(p - 1);
+      loose_.push_back(false);
+    }
     auto closed = [&] {  // p is past the closing bracket of open.back()
       if constexpr (kSeesContainers) {
-        handler_->skipped_container(opened_at_.back(), p);
+        const bool loose = loose_.back();
+        handler_->skipped_container(opened_at_.back(), p, loose);
         opened_at_.pop_back();
+        loose_.pop_back();
+        if (loose && !loose_.empty()) loose_.back() = true;
       }
       open.pop_back();
     };
     enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
     Need need = object ? Need::kKeyOrClose : Need::kValueOrClose;
     for (;;) {
-      skip_ws(p);
+      if constexpr (kSeesContainers) {
+        const char* before = p;
+        skip_ws(p);
+        if (p != before && !loose_.empty()) loose_.back() = true;
+      } else {
+        skip_ws(p);
+      }
       if (p >= end_) return false;
       const char c = *p;
       const char close = open.back() == '{' ? '}' : ']';
@@ -258,7 +273,10 @@ class FastSaxReader {
       if (c == '{' || c == '[') {
         if (base + open.size() > max_depth_) return false;
         open += c;
-        if constexpr (kSeesContainers) opened_at_.push_back(p);
+        if constexpr (kSeesContainers) {
+          opened_at_.push_back(p);
+          loose_.push_back(false);
+        }
         ++p;
         need = c == '{' ? Need::kKeyOrClose : Need::kValueOrClose;
         continue;
@@ -290,6 +308,7 @@ class FastSaxReader {
   std::size_t depth_ = 0;
   std::string text_;  // decoded text of the last escaped string read
   std::vector<const char*> opened_at_;  // skip_rest's open containers, for skipped_container
+  std::vector<bool> loose_;             // ... and whether each has whitespace between tokens
 };
 
 }  // namespace pihydrate

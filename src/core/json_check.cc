@@ -62,9 +62,10 @@ struct CheckCollectingLongValues : CheckOnly {
     if (static_cast<std::size_t>(past_end - quote) > LongValues::kMinLength)
       long_values->add_string(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
   }
-  void skipped_container(const char* open, const char* past_close) {
+  void skipped_container(const char* open, const char* past_close, bool loose) {
     if (static_cast<std::size_t>(past_close - open) > LongValues::kMinLength)
-      long_values->add_container(static_cast<std::size_t>(open - origin), static_cast<std::size_t>(past_close - origin));
+      long_values->add_container(static_cast<std::size_t>(open - origin), static_cast<std::size_t>(past_close - origin),
+                                 loose);
   }
 };
 

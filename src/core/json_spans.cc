@@ -361,7 +361,11 @@ void LongValues::index(std::string_view s, const std::function<void(std::size_t)
   // opens a string, whose end is where scanning resumes.
   constexpr std::size_t kProgressStep = std::size_t{1} << 20;
   std::size_t next_progress = progress ? kProgressStep : SIZE_MAX;
-  std::vector<std::size_t> open;
+  struct Open {
+    std::size_t begin;
+    bool loose;
+  };
+  std::vector<Open> open;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (i >= next_progress) {
       progress(i);
@@ -373,10 +377,14 @@ void LongValues::index(std::string_view s, const std::function<void(std::size_t)
       if (end - i > kMinLength) add_string(i, end);
       i = end - 1;
     } else if (c == '{' || c == '[') {
-      open.push_back(i);
+      open.push_back({i, false});
     } else if ((c == '}' || c == ']') && !open.empty()) {
-      if (i + 1 - open.back() > kMinLength) add_container(open.back(), i + 1);
+      const Open closed = open.back();
       open.pop_back();
+      if (i + 1 - closed.begin > kMinLength) add_container(closed.begin, i + 1, closed.loose);
+      if (closed.loose && !open.empty()) open.back().loose = true;
+    } else if ((c == ' ' || c == '\t' || c == '\n' || c == '\r') && !open.empty()) {
+      open.back().loose = true;
     }
   }
   finish();
@@ -385,9 +393,17 @@ void LongValues::index(std::string_view s, const std::function<void(std::size_t)
 void LongValues::clear() {
   strings_.clear();
   containers_.clear();
+  loose_.clear();
 }
 
-void LongValues::finish() { std::sort(containers_.begin(), containers_.end()); }
+void LongValues::finish() {
+  std::sort(containers_.begin(), containers_.end());
+  std::sort(loose_.begin(), loose_.end());
+}
+
+bool LongValues::container_is_compact(std::size_t begin) const {
+  return container_end_of(begin) != 0 && !std::binary_search(loose_.begin(), loose_.end(), begin);
+}
 
 std::size_t LongValues::end_in(const Spans& spans, std::size_t begin) {
   auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(begin, std::size_t{0}));

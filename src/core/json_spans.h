@@ -29,13 +29,20 @@ class LongValues {
   // For a producer that finds them in one pass (the quick syntax check):
   // strings in increasing order, containers in any order, then finish().
   void add_string(std::size_t begin, std::size_t end) { strings_.emplace_back(begin, end); }
-  void add_container(std::size_t begin, std::size_t end) { containers_.emplace_back(begin, end); }
+  // `loose`: whitespace separates tokens somewhere inside it.
+  void add_container(std::size_t begin, std::size_t end, bool loose) {
+    containers_.emplace_back(begin, end);
+    if (loose) loose_.push_back(begin);
+  }
   void finish();
   // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.
   std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, begin); }
   std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, begin); }
+  // True when the container starting at `begin` is indexed and has no
+  // whitespace between its tokens: a line made of it needs no compacting.
+  bool container_is_compact(std::size_t begin) const;
   bool operator==(const LongValues& other) const {
-    return strings_ == other.strings_ && containers_ == other.containers_;
+    return strings_ == other.strings_ && containers_ == other.containers_ && loose_ == other.loose_;
   }
   std::size_t size() const { return strings_.size() + containers_.size(); }
 
@@ -44,6 +51,7 @@ class LongValues {
   static std::size_t end_in(const Spans& spans, std::size_t begin);
   Spans strings_;
   Spans containers_;
+  std::vector<std::size_t> loose_;  // first bytes of the containers with whitespace inside, sorted
 };
 
 // One past the end of the value starting at `pos` (no leading whitespace).

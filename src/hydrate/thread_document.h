@@ -54,6 +54,9 @@ class ThreadDocument {
   const std::vector<JsonRef>& jsonl_entries() const { return jsonl_entries_; }
 
   RefKind kind(JsonRef ref) const;
+  // True when `ref` is an object or array known to have no whitespace between
+  // its tokens (long values only): its bytes are already one compact line.
+  bool is_compact(JsonRef ref) const { return long_values_.container_is_compact(ref.begin); }
   JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
   // An object's members, read once, for several lookups without rescanning.
   std::vector<MemberSpan> members(JsonRef object) const;

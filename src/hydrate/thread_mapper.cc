@@ -154,8 +154,9 @@ class Mapper {
   std::vector<MemberSpan> members_at(std::size_t base, std::size_t at) const;
   std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
-  void push(std::size_t env, std::string line);
-  void emit_line(std::string_view line);
+  // `compact`: the line is known to have no whitespace outside strings.
+  void push(std::size_t env, std::string line, bool compact = false);
+  void emit_line(std::string_view line, bool compact = false);
   void flush_spool();
 
   const ThreadDocument& doc_;
@@ -746,8 +747,8 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
 
 // Appends one converted line to the session text (a pretty-printed export
 // must still give one line per entry) and remembers where it came from.
-void Mapper::push(std::size_t env, std::string line) {
-  emit_line(line);
+void Mapper::push(std::size_t env, std::string line, bool compact) {
+  emit_line(line, compact);
   Item item;
   item.env = env;
   items_.push_back(std::move(item));
@@ -762,10 +763,11 @@ void Mapper::push(std::size_t env, std::string line) {
 
 // One line of the converted session (compacted: a pretty-printed export must
 // still give one line per entry), into memory or the spool file.
-void Mapper::emit_line(std::string_view line) {
+void Mapper::emit_line(std::string_view line, bool compact) {
   std::string& target = options_.spool_fd >= 0 ? spool_buffer_ : out_.session;
   const std::size_t before = target.size();
-  append_compact_json(target, line);
+  if (compact) target.append(line);
+  else append_compact_json(target, line);
   target += '\n';
   out_.session_bytes += target.size() - before;
   if (options_.spool_fd >= 0 && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();
@@ -890,12 +892,13 @@ void Mapper::emit_all() {
                   ",\"message\":" + std::string(doc_.raw(e.message)) + "}");
       items_.back().is_user_turn = true;
     } else if (e.kind == "pi.assistant") {
-      push(i, assistant_line(e));
+      // The message is copied verbatim around edits that add no whitespace.
+      push(i, assistant_line(e), doc_.is_compact(e.message));
       for (JsonRef block : doc_.elements(doc_.member(e.message, "content")))
         if (doc_.string_value(doc_.member(block, "type")) == "toolCall")
           items_.back().tool_call_ids.push_back(doc_.string_value(doc_.member(block, "id")));
     } else if (e.kind == "pi.tool_result") {
-      push(i, tool_result_line(e));
+      push(i, tool_result_line(e), doc_.is_compact(e.message));
       items_.back().tool_result_for = doc_.string_value(doc_.member(e.message, "toolCallId"));
     } else if (e.kind == "pi.compaction") {
       bool skipped = false;

@@ -94,14 +94,17 @@ TEST(JsonCheckTest, CollectsTheLongValuesIndexFinds) {
     for (std::size_t i = 0; i < n; ++i) s += (rng() % 17 == 0) ? std::string("\\\"") : std::string(1, 'a' + rng() % 26);
     return "\"" + s + "\"";
   };
-  int with_long = 0;
+  // Whitespace between tokens now and then (never inside strings): the
+  // containers holding it, directly or in a nested value, are not compact.
+  auto ws = [&] { return rng() % 9 == 0 ? std::string(rng() % 2 ? " " : "\n ") : std::string(); };
+  int with_long = 0, with_loose = 0, with_compact = 0;
   for (int round = 0; round < 300; ++round) {
     std::string text = round % 2 ? "[" : "{\"entries\":[";
     for (int e = 0, n = 1 + static_cast<int>(rng() % 6); e < n; ++e) {
-      if (e) text += ",";
+      if (e) text += "," + ws();
       const std::size_t k = LongValues::kMinLength - 3 + rng() % 8;  // around the threshold
-      text += "{" + str(rng() % 2 ? 3 : k) + ":" + str(k) + ",\"n\":[" + str(rng() % 600) + ",1,null,{\"x\":" +
-              str(k + rng() % 4) + "}]}";
+      text += "{" + str(rng() % 2 ? 3 : k) + ":" + ws() + str(k) + "," + ws() + "\"n\":[" + str(rng() % 600) + ",1," +
+              ws() + "null,{\"x\":" + str(k + rng() % 4) + ws() + "}]}";
     }
     text += round % 2 ? "]" : "]}";
     const std::string padded = "\xEF\xBB\xBF \n" + text;  // a BOM and whitespace before the value
@@ -110,8 +113,17 @@ TEST(JsonCheckTest, CollectsTheLongValuesIndexFinds) {
     ASSERT_TRUE(is_certainly_valid_json(std::string_view(padded).substr(3), 64, fused, 3)) << text;
     EXPECT_TRUE(fused == separate) << text;
     if (separate.size() > 0) ++with_long;
+    // The whole text is compact exactly when it has no whitespace outside strings.
+    const std::size_t root = padded.find_first_of("[{");
+    if (fused.container_end_of(root) != 0) {
+      const bool has_ws = text.find(" ") != std::string::npos || text.find("\n") != std::string::npos;
+      EXPECT_EQ(fused.container_is_compact(root), !has_ws) << text;
+      ++(has_ws ? with_loose : with_compact);
+    }
   }
   EXPECT_GT(with_long, 100);
+  EXPECT_GT(with_loose, 50);
+  EXPECT_GT(with_compact, 5);
 }
 
 }  // namespace
