@@ -60,6 +60,17 @@ Examples:
   pi-hydrate --session s.jsonl --cwd /work --label before-refactor --tools flatten -o -
 )HELP";
 
+// PH904: the input changed while pi-hydrate read it.
+Diagnostic input_changed(const std::string& file, std::string message) {
+  Diagnostic d;
+  d.code = Code::kInputChanged;
+  d.severity = Severity::kError;
+  d.level = Level::kLoad;
+  d.file = file;
+  d.message = std::move(message);
+  return d;
+}
+
 int fail_usage(std::ostream& err, const std::string& message) {
   err << "pi-hydrate: error: " << message << "\nRun 'pi-hydrate --help' for the options.\n";
   return kExitUsage;
@@ -220,12 +231,7 @@ extern "C" void report_truncated_input(int) {
 class TruncationGuard {
  public:
   TruncationGuard(const std::string& display, bool json, const CreatedDirectories& dirs) {
-    Diagnostic d;
-    d.code = Code::kInputChanged;
-    d.severity = Severity::kError;
-    d.level = Level::kLoad;
-    d.file = display;
-    d.message = "the input shrank while it was being read; nothing written (run again)";
+    const Diagnostic d = input_changed(display, "the input shrank while it was being read; nothing written (run again)");
     std::ostringstream message;
     if (json) {
       HydrateReport failed;
@@ -486,13 +492,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   if (ok && check_unchanged && ::fstat(input_fd.fd, &after) == 0 &&
       (after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
        after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
-    Diagnostic d;
-    d.code = Code::kInputChanged;
-    d.severity = Severity::kError;
-    d.level = Level::kLoad;
-    d.file = display;
-    d.message = "the input changed while it was being read; nothing written (run again)";
-    report.diagnostics.push_back(std::move(d));
+    report.diagnostics.push_back(
+        input_changed(display, "the input changed while it was being read; nothing written (run again)"));
     ok = false;
   }
   if (is_thread) {

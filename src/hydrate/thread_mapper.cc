@@ -9,10 +9,10 @@
 #include <charconv>
 #include <cstring>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <cstdio>
 #include <ctime>
-#include <optional>
 #include <unordered_map>
 
 #include "hydrate/thread_document.h"
@@ -995,24 +995,22 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   // Nearly every export is plain JSON without an escaped UTF-16 surrogate,
   // and the quick check proves it (it gives up on any): nothing to repair.
   // Otherwise lone surrogates are repaired first and the export read again.
-  std::optional<ThreadDocument> plain(std::in_place);
-  plain->set_residency(residency);
-  std::optional<ThreadDocument> repaired;
-  if (!plain->parse_plain(view, options.max_depth)) {
-    plain.reset();
+  ThreadDocument doc;
+  doc.set_residency(residency);
+  bool parsed = doc.parse_plain(view, options.max_depth);
+  if (!parsed) {
+    std::function<void(std::size_t)> rewritten, progress;
     if (residency) {
-      neutralize_lone_surrogates(
-          bytes, size, [residency](std::size_t at) { residency->rewritten(at, at + 4); },
-          [residency](std::size_t offset) { residency->release_before(offset); });
-      residency->release_before(size);
-    } else {
-      neutralize_lone_surrogates(bytes, size);
+      rewritten = [residency](std::size_t at) { residency->rewritten(at, at + 4); };
+      progress = [residency](std::size_t offset) { residency->release_before(offset); };
     }
-    repaired.emplace();
-    repaired->set_residency(residency);
+    neutralize_lone_surrogates(bytes, size, rewritten, progress);
+    if (residency) residency->release_before(size);
+    doc = ThreadDocument();
+    doc.set_residency(residency);
+    parsed = doc.parse(view, options.max_depth);
   }
-  ThreadDocument& doc = plain ? *plain : *repaired;
-  if (!plain && !doc.parse(view, options.max_depth)) {
+  if (!parsed) {
     Diagnostic d;
     d.code = Code::kThreadExportInvalid;
     d.severity = Severity::kError;

@@ -251,6 +251,18 @@ rm -f "$work/changing.jsonl"
 # A thread export is read in place (mapped): one that grows while it is
 # read, and one cut short while it is read (the pages past its new end are
 # gone: SIGBUS, reported as PH904), both end in exit 1 with nothing written.
+# FILE PID: cuts FILE to 4 KiB once PID has it mapped (being converted);
+# 0 when it was mapped, 1 when PID ended first.
+truncate_once_mapped() {
+  local mapped=1
+  for _ in $(seq 1 30000); do
+    if grep -q "$(basename "$1")" "/proc/$2/maps" 2> /dev/null; then mapped=0; break; fi
+    case $(sed 's/.*) //' "/proc/$2/stat" 2> /dev/null) in Z* | '') break ;; esac
+    sleep 0.001
+  done
+  truncate -s 4096 "$1"
+  return $mapped
+}
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
 mkdir -p "$work/cht"
 "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/cht/out.jsonl" 2> "$work/cht/err.txt" &
@@ -266,13 +278,7 @@ python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/
 mkdir -p "$work/trt"
 "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/trt/out.jsonl" 2> "$work/trt/err.txt" &
 pid=$!
-mapped=0
-for _ in $(seq 1 30000); do  # until the export is mapped, i.e. being converted
-  if grep -q "changing.json" "/proc/$pid/maps" 2> /dev/null; then mapped=1; break; fi
-  case $(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null) in Z* | '') break ;; esac
-  sleep 0.001
-done
-truncate -s 4096 "$work/changing.json"
+truncate_once_mapped "$work/changing.json" $pid && mapped=1 || mapped=0
 wait $pid
 code=$?
 check "thread export cut short mid-read: exit 1 (PH904), no crash, no output, no temporary file" \
@@ -282,13 +288,7 @@ check "thread export cut short mid-read: exit 1 (PH904), no crash, no output, no
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
 "$bin" --thread "$work/changing.json" --cwd "$work" --agent-dir "$work/trt-agent" --report json 2> "$work/trt/err.json" &
 pid=$!
-mapped=0
-for _ in $(seq 1 30000); do
-  if grep -q "changing.json" "/proc/$pid/maps" 2> /dev/null; then mapped=1; break; fi
-  case $(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null) in Z* | '') break ;; esac
-  sleep 0.001
-done
-truncate -s 4096 "$work/changing.json"
+truncate_once_mapped "$work/changing.json" $pid && mapped=1 || mapped=0
 wait $pid
 code=$?
 check "thread export cut short mid-read, --agent-dir, --report json: exit 1, a JSON report with PH904, the agent-dir tree removed" \
