@@ -1,5 +1,7 @@
 #include "core/entry_scanner.h"
 
+#include "core/utf8.h"
+
 #include "core/fast_sax.h"
 #include "core/json_spans.h"
 
@@ -110,6 +112,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
 
   bool depth_exceeded() const { return depth_exceeded_; }
+
+  // FastSaxReader checks UTF-8 inside strings as it scans them: a line is
+  // read once instead of twice (see EntryScanner::utf8_verdict).
+  static constexpr bool kChecksUtf8 = true;
 
   // FastSaxReader's questions. After Start*: is the container just opened
   // ignored (its contents need no events)?
@@ -395,13 +401,9 @@ bool is_js_blank(std::string_view bytes) {
 ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad) {
   std::string_view bytes(data, size);
   // Fast path for the common case: a line that starts with '{' is not blank.
-  if (bytes.size() <= start || (bytes[start] != '{' && is_js_blank(bytes.substr(start)))) return ScanStatus::kBlank;
-
-  if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
-    bad.problem = LineProblem::kNulByte;
-    bad.column = static_cast<std::uint64_t>(static_cast<const char*>(nul) - bytes.data()) + 1;
-    bad.reason = "NUL byte";
-    return ScanStatus::kBad;
+  if (bytes.size() <= start || (bytes[start] != '{' && is_js_blank(bytes.substr(start)))) {
+    utf8_verdict_ = find_invalid_utf8(bytes);
+    return ScanStatus::kBlank;
   }
 
   // In-situ SAX: strings are unescaped in place instead of copied into
@@ -420,9 +422,23 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     static const std::vector<std::pair<std::size_t, std::string>> kNothingPatched;
     Handler handler(data, data + size, entry, arena_, tool_calls_, details_, max_depth_, kNothingPatched);
     FastSaxReader<Handler> fast;
-    if (fast.parse(data + start, data + size, handler, max_depth_)) return ScanStatus::kParsed;
+    // A line the fast path reads has no NUL byte (a control byte in a string
+    // or a byte outside the grammar fails it) and has had its UTF-8 checked.
+    if (fast.parse(data + start, data + size, handler, max_depth_)) {
+      const char* bad_utf8 = fast.first_invalid_utf8();
+      utf8_verdict_ = bad_utf8 == nullptr ? kUtf8Valid : static_cast<std::size_t>(bad_utf8 - data);
+      return ScanStatus::kParsed;
+    }
     tool_calls_.resize(entry.tool_calls_begin);
     details_.resize(details_before);
+  }
+  // Checked before RapidJSON, which may change the line in place.
+  utf8_verdict_ = find_invalid_utf8(bytes);
+  if (const void* nul = std::memchr(bytes.data(), '\0', bytes.size())) {
+    bad.problem = LineProblem::kNulByte;
+    bad.column = static_cast<std::uint64_t>(static_cast<const char*>(nul) - bytes.data()) + 1;
+    bad.reason = "NUL byte";
+    return ScanStatus::kBad;
   }
   std::vector<std::pair<std::size_t, std::string>> patched;
   rapidjson::ParseResult result;

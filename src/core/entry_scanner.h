@@ -28,6 +28,11 @@ class EntryScanner {
   // `entry` (whose line/offset/length the caller sets); on kBad fills `bad`.
   ScanStatus scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad);
 
+  // The last scanned line's UTF-8, as find_invalid_utf8 gives it for the
+  // line as it was before scan(): the offset of its first invalid sequence,
+  // or kUtf8Valid. The fast path checks it as it reads the line.
+  std::size_t utf8_verdict() const { return utf8_verdict_; }
+
   // Tests compare the fast path with RapidJSON alone; it is on by default.
   void set_fast_path(bool on) { fast_path_ = on; }
 
@@ -37,6 +42,7 @@ class EntryScanner {
   std::deque<EntryDetails>& details_;
   std::size_t max_depth_;
   bool fast_path_ = true;
+  std::size_t utf8_verdict_ = 0;
   std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again
 };
 

@@ -14,6 +14,8 @@
 //   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
 //   void skipped_container(const char* open, const char* past_close, bool loose);
 //       // each ignored container, itself included; `loose`: whitespace between its tokens
+//   static constexpr bool kChecksUtf8 = true;
+//       // check UTF-8 inside strings on the way (see first_invalid_utf8)
 #pragma once
 
 #include <cstddef>
@@ -26,6 +28,7 @@
 
 #include "core/json_check.h"
 #include "core/json_spans.h"
+#include "core/utf8.h"
 
 namespace pihydrate {
 
@@ -43,6 +46,11 @@ struct SeesSkippedContainers<Handler, std::void_t<decltype(std::declval<Handler&
                                           static_cast<const char*>(nullptr), static_cast<const char*>(nullptr), false))>>
     : std::true_type {};
 
+template <typename Handler, typename = void>
+struct ChecksUtf8 : std::false_type {};
+template <typename Handler>
+struct ChecksUtf8<Handler, std::void_t<decltype(Handler::kChecksUtf8)>> : std::bool_constant<Handler::kChecksUtf8> {};
+
 template <typename Handler>
 class FastSaxReader {
  public:
@@ -54,17 +62,23 @@ class FastSaxReader {
     handler_ = &handler;
     max_depth_ = max_depth < kMaxDepth ? max_depth : kMaxDepth;
     depth_ = 0;
+    first_invalid_utf8_ = nullptr;
     skip_ws(p);
     if (!value(p)) return false;
     skip_ws(p);
     return p == end_;
   }
 
+  // For a handler with kChecksUtf8, after parse() returned true: the first
+  // byte of the first invalid UTF-8 sequence, or null. Outside strings any
+  // byte over 0x7F fails the parse, so a successful one has seen every
+  // sequence of the text, in order.
+  const char* first_invalid_utf8() const { return first_invalid_utf8_; }
+
  private:
   static constexpr std::size_t kMaxDepth = 256;  // deeper lines go to RapidJSON (no deep recursion here)
 
   static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-  static bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
   void skip_ws(const char*& p) const {
     while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
@@ -72,29 +86,17 @@ class FastSaxReader {
 
   // p at '"'. On success: p past the closing quote, [raw, raw_end) the
   // contents, `escaped` whether they hold a backslash.
-  bool scan_string(const char*& p, const char*& raw, const char*& raw_end, bool& escaped) const {
+  bool scan_string(const char*& p, const char*& raw, const char*& raw_end, bool& escaped) {
     raw = ++p;
-    escaped = false;
-    for (;;) {
-      p = next_string_special(p, end_);
-      if (p >= end_ || static_cast<unsigned char>(*p) < 0x20) return false;
-      if (*p == '"') {
-        raw_end = p++;
-        return true;
-      }
-      escaped = true;
-      if (end_ - p < 2) return false;
-      const char e = p[1];
-      if (e == 'u') {
-        if (end_ - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5])) return false;
-        if ((p[2] == 'd' || p[2] == 'D') && !(p[3] >= '0' && p[3] <= '7')) return false;  // a surrogate
-        p += 6;
-      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-        p += 2;
-      } else {
-        return false;
-      }
-    }
+    StringScan scan;
+    scan.first_invalid_utf8 = first_invalid_utf8_;
+    const char* quote = scan_string_contents<ChecksUtf8<Handler>::value>(p, end_, scan);
+    if (quote == nullptr) return false;
+    first_invalid_utf8_ = scan.first_invalid_utf8;
+    escaped = scan.escaped;
+    raw_end = quote;
+    p = quote + 1;
+    return true;
   }
 
   // The unescaped contents of a scanned string (escapes already checked,
@@ -307,6 +309,7 @@ class FastSaxReader {
   std::size_t max_depth_ = 0;
   std::size_t depth_ = 0;
   std::string text_;  // decoded text of the last escaped string read
+  const char* first_invalid_utf8_ = nullptr;  // with kChecksUtf8
   std::vector<const char*> opened_at_;  // skip_rest's open containers, for skipped_container
   std::vector<bool> loose_;             // ... and whether each has whitespace between tokens
 };

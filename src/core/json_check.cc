@@ -1,6 +1,7 @@
 #include "core/json_check.h"
 
 #include "core/fast_sax.h"
+#include "core/utf8.h"
 
 #include <cstdint>
 
@@ -10,24 +11,120 @@
 
 namespace pihydrate {
 
-const char* next_string_special(const char* p, const char* end) {
+namespace {
+
+// The bytes of a string literal that need a look: '"', '\\', control bytes
+// (< 0x20) and, with kNonAscii, bytes of 0x80 and up.
+template <bool kNonAscii>
+inline bool is_string_special(unsigned char c) {
+  return c == '"' || c == '\\' || c < 0x20 || (kNonAscii && c >= 0x80);
+}
+
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x1F);
+// is_string_special of the 16 bytes at p, as a bit mask.
+template <bool kNonAscii>
+inline std::uint32_t special_mask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // kNonAscii: signed v < 0x20 is a control byte or one of 0x80 and up;
+  // otherwise v <= 0x1F (unsigned) exactly when max(v, 0x1F) == 0x1F.
+  const __m128i low = kNonAscii ? _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))
+                                : _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+  const __m128i hit =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))), low);
+  return static_cast<std::uint32_t>(_mm_movemask_epi8(hit));
+}
+#endif
+
+template <bool kNonAscii>
+const char* next_special(const char* p, const char* end) {
+#if defined(__SSE2__)
   while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // v <= 0x1F (unsigned) exactly when max(v, 0x1F) == 0x1F.
-    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, space), space);
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), control);
-    const int mask = _mm_movemask_epi8(hit);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    if (const std::uint32_t mask = special_mask16<kNonAscii>(p)) return p + __builtin_ctz(mask);
     p += 16;
   }
 #endif
-  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  while (p < end && !is_string_special<kNonAscii>(static_cast<unsigned char>(*p))) ++p;
   return p;
 }
+
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+enum class Step { kGoOn, kClosingQuote, kRejected };
+
+// Looks at the special byte at q; on kGoOn, `next` is where scanning goes on.
+template <bool kCheckUtf8>
+inline Step step_over_special(const char* q, const char* end, StringScan& scan, const char*& next) {
+  const auto c = static_cast<unsigned char>(*q);
+  if (c == '"') return Step::kClosingQuote;
+  if (c < 0x20) return Step::kRejected;
+  if (kCheckUtf8 && c >= 0x80) {
+    // The same walk as find_invalid_utf8's, which stops at the first bad byte.
+    const std::size_t length =
+        utf8_sequence_length(reinterpret_cast<const unsigned char*>(q), static_cast<std::size_t>(end - q));
+    if (length == 0 && scan.first_invalid_utf8 == nullptr) scan.first_invalid_utf8 = q;
+    next = q + (length == 0 ? 1 : length);
+    return Step::kGoOn;
+  }
+  scan.escaped = true;
+  if (end - q < 2) return Step::kRejected;
+  const char e = q[1];
+  if (e == 'u') {
+    if (end - q < 6 || !is_hex(q[2]) || !is_hex(q[3]) || !is_hex(q[4]) || !is_hex(q[5])) return Step::kRejected;
+    // A surrogate escape: RapidJSON decides what to make of it.
+    if ((q[2] == 'd' || q[2] == 'D') && !(q[3] >= '0' && q[3] <= '7')) return Step::kRejected;
+    next = q + 6;
+    return Step::kGoOn;
+  }
+  if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+    next = q + 2;
+    return Step::kGoOn;
+  }
+  return Step::kRejected;
+}
+
+}  // namespace
+
+template <bool kCheckUtf8>
+const char* scan_string_contents(const char* p, const char* end, StringScan& scan) {
+  // Tool output is dense with escapes and non-ASCII text (a special byte
+  // every dozen bytes or so), so the special bytes of 64 bytes are found at
+  // once and walked as a bit mask, not searched for again after each one.
+  const char* next = nullptr;
+  for (;;) {
+#if defined(__SSE2__)
+    if (end - p >= 64) {
+      const char* block = p;
+      std::uint64_t mask = std::uint64_t{special_mask16<kCheckUtf8>(block)} |
+                           std::uint64_t{special_mask16<kCheckUtf8>(block + 16)} << 16 |
+                           std::uint64_t{special_mask16<kCheckUtf8>(block + 32)} << 32 |
+                           std::uint64_t{special_mask16<kCheckUtf8>(block + 48)} << 48;
+      p = block + 64;
+      while (mask != 0) {
+        const char* q = block + __builtin_ctzll(mask);
+        const Step step = step_over_special<kCheckUtf8>(q, end, scan, next);
+        if (step == Step::kClosingQuote) return q;
+        if (step == Step::kRejected) return nullptr;
+        const auto consumed = static_cast<std::size_t>(next - block);
+        if (consumed >= 64) {  // an escape or sequence running into the next block
+          p = next;
+          break;
+        }
+        mask &= ~std::uint64_t{0} << consumed;
+      }
+      continue;
+    }
+#endif
+    const char* q = next_special<kCheckUtf8>(p, end);
+    if (q >= end) return nullptr;
+    const Step step = step_over_special<kCheckUtf8>(q, end, scan, next);
+    if (step == Step::kClosingQuote) return q;
+    if (step == Step::kRejected) return nullptr;
+    p = next;
+  }
+}
+
+template const char* scan_string_contents<false>(const char*, const char*, StringScan&);
+template const char* scan_string_contents<true>(const char*, const char*, StringScan&);
 
 namespace {
 

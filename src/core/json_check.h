@@ -27,8 +27,18 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress = {});
 
-// The first '"', '\\' or control byte (< 0x20) in [p, end), or end: inside a
-// string literal, the only bytes that need a look. Sixteen bytes at a time.
-const char* next_string_special(const char* p, const char* end);
+// What scan_string_contents saw besides the string's end.
+struct StringScan {
+  bool escaped = false;                     // a backslash escape
+  const char* first_invalid_utf8 = nullptr;  // with kCheckUtf8: the first invalid sequence
+};
+
+// Scans a string literal's contents from p (past its opening quote) and
+// returns its closing quote, or nullptr when the literal is cut short by
+// `end`, holds a control byte or an escape that is invalid or a surrogate
+// (left to RapidJSON). With kCheckUtf8 it also checks UTF-8 the way
+// find_invalid_utf8 does (first_invalid_utf8 is set once, then kept).
+template <bool kCheckUtf8>
+const char* scan_string_contents(const char* p, const char* end, StringScan& scan);
 
 }  // namespace pihydrate

@@ -105,15 +105,16 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
     if (!bytes.empty() && bytes.back() == '\r') {
       if (index.crlf_lines++ == 0) index.first_crlf_line = line.number;
     }
-    std::size_t bad_utf8 = find_invalid_utf8(bytes);
+    Entry entry;
+    BadLine bad;
+    const ScanStatus status = scanner.scan(line.data, line.bytes.size(), start, entry, bad);
+    const std::size_t bad_utf8 = scanner.utf8_verdict();
     if (bad_utf8 != kUtf8Valid && index.invalid_utf8_count++ < SessionIndex::kMaxKeptProblems) {
       index.invalid_utf8_lines.push_back(line.number);
       index.invalid_utf8_columns.push_back(bad_utf8 + 1);
     }
 
-    Entry entry;
-    BadLine bad;
-    switch (scanner.scan(line.data, line.bytes.size(), start, entry, bad)) {
+    switch (status) {
       case ScanStatus::kBlank:
         ++index.blank_lines;
         break;

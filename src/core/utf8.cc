@@ -39,33 +39,9 @@ std::size_t find_invalid_utf8(std::string_view bytes) {
       ++i;
       continue;
     }
-    std::size_t need;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      need = 1;
-    } else if (c == 0xE0) {
-      need = 2, lo = 0xA0;
-    } else if (c >= 0xE1 && c <= 0xEC) {
-      need = 2;
-    } else if (c == 0xED) {
-      need = 2, hi = 0x9F;  // no UTF-16 surrogates
-    } else if (c >= 0xEE && c <= 0xEF) {
-      need = 2;
-    } else if (c == 0xF0) {
-      need = 3, lo = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      need = 3;
-    } else if (c == 0xF4) {
-      need = 3, hi = 0x8F;  // nothing above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + need >= n) return i;  // truncated sequence
-    if (p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (std::size_t k = 2; k <= need; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += need + 1;
+    const std::size_t length = utf8_sequence_length(p + i, n - i);
+    if (length == 0) return i;
+    i += length;
   }
   return kUtf8Valid;
 }

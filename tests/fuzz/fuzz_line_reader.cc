@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/entry_scanner.h"
+#include "core/utf8.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -26,6 +27,8 @@ void compare_scan_paths(std::string_view line, std::size_t max_depth) {
     std::vector<char> buffer(line.begin(), line.end());
     buffer.push_back('\0');
     status[fast] = scanner.scan(buffer.data(), line.size(), 0, entries[fast], bad[fast]);
+    // Both paths give the UTF-8 verdict of the line as it was before the scan.
+    if (scanner.utf8_verdict() != find_invalid_utf8(line)) __builtin_trap();
   }
   if (status[0] != status[1]) __builtin_trap();
   if (status[0] != ScanStatus::kParsed) return;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/utf8.h"
 #include "pihydrate/session_index.h"
 
 namespace pihydrate {
@@ -136,6 +137,36 @@ TEST(ChunkedVectorTest, GrowsAcrossChunksWithoutMovingElements) {
     ++seen;
   }
   EXPECT_EQ(seen, 11u);
+}
+
+// The scanner's UTF-8 verdict is find_invalid_utf8's on the line as it was,
+// whether the fast path read it (checking strings as it goes) or RapidJSON
+// did (which changes the line in place): a bad byte in a kept string, in a
+// skipped tool output past a 64-byte block, after good sequences, in a line
+// only RapidJSON reads, in a blank line, and none at all.
+TEST_F(ScannerTest, Utf8VerdictIsTheFirstInvalidSequenceOfTheLineAsItWas) {
+  const std::string output(100, 'x');
+  const std::vector<std::string> lines = {
+      "{\"type\":\"custom\",\"id\":\"a\xC3\x28\"}",
+      "{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"content\":[{\"type\":\"text\",\"text\":\"" + output +
+          "\xE2\x82\xAC\xF0\x9F\x98\x80\\n\xED\xA0\x80" + output + "\xFF\"}]}}",
+      "{\"type\":\"custom\",\"data\":\"\xC3\xA9\\u00e9\",\"n\":1e5,\"bad\":\"\xC0\xAF\"}",  // 1e5: RapidJSON's
+      "{\"type\":\"custom\",\"data\":\"\\ud83d\\ude00 \xE2\x82\"}",                           // surrogates: RapidJSON's
+      "\xC2\xA0\xC3",                                                                       // blank, then a bad byte
+      "{\"type\":\"custom\",\"data\":\"" + output + "\xE2\x82\xAC\"}",
+  };
+  for (const std::string& line : lines) {
+    for (bool fast : {true, false}) {
+      buffer.assign(line.begin(), line.end());
+      buffer.push_back('\0');
+      EntryScanner scanner(arena, calls, details, 16);
+      scanner.set_fast_path(fast);
+      scanner.scan(buffer.data(), line.size(), 0, entry, bad);
+      EXPECT_EQ(scanner.utf8_verdict(), find_invalid_utf8(line)) << fast << " " << line;
+    }
+  }
+  EXPECT_NE(find_invalid_utf8(lines[1]), kUtf8Valid);  // the cases do hold bad bytes
+  EXPECT_EQ(find_invalid_utf8(lines[5]), kUtf8Valid);
 }
 
 // Merging the two halves of an index appends one store to the other,

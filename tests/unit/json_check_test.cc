@@ -1,4 +1,5 @@
 #include "core/json_check.h"
+#include "core/utf8.h"
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,77 @@ TEST(JsonCheckTest, NeverAcceptsWhatRapidJsonRejects) {
     }
   }
   EXPECT_GT(accepted, 1000);  // the comparison saw many accepted texts
+}
+
+// The string scan, one byte at a time: what scan_string_contents must
+// give for any input, however its 64-byte blocks fall.
+const char* reference_scan(const char* p, const char* end, bool check_utf8, StringScan& scan) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  for (; p < end;) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '"') return p;
+    if (c < 0x20) return nullptr;
+    if (c >= 0x80 && check_utf8) {
+      const std::size_t length = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p), end - p);
+      if (length == 0 && scan.first_invalid_utf8 == nullptr) scan.first_invalid_utf8 = p;
+      p += length == 0 ? 1 : length;
+    } else if (c == '\\') {
+      scan.escaped = true;
+      if (end - p < 2) return nullptr;
+      if (p[1] == 'u') {
+        if (end - p < 6 || !hex(p[2]) || !hex(p[3]) || !hex(p[4]) || !hex(p[5])) return nullptr;
+        if ((p[2] == 'd' || p[2] == 'D') && !(p[3] >= '0' && p[3] <= '7')) return nullptr;
+        p += 6;
+      } else if (std::string_view("\"\\/bfnrt").find(p[1]) != std::string_view::npos) {
+        p += 2;
+      } else {
+        return nullptr;
+      }
+    } else {
+      ++p;
+    }
+  }
+  return nullptr;
+}
+
+// Random string contents dense with what needs a look (escapes, UTF-8 good
+// and bad, control bytes, quotes) at every offset from a 64-byte block's edge.
+TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
+  std::mt19937 rng(11);
+  const std::vector<std::string> pieces = {"a", "bcdefgh", "0123456789abcdef0123456789abcdef", "\\n", "\\\"", "\\\\",
+                                           "\\u00e9", "\\uD800", "\\ud7ff", "\\u12", "\\x", "\\", "\"", "\t",
+                                           "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xC3", "\xE2\x82", "\xED\xA0\x80",
+                                           "\xFF", "\x80", "\xC0\xAF"};
+  int closed = 0, invalid_utf8 = 0;
+  for (int round = 0; round < 100000; ++round) {
+    std::string text;
+    const std::size_t target = rng() % 300;
+    while (text.size() < target) {
+      // Mostly plain bytes, so strings often run past a block.
+      const std::size_t pick = rng() % (pieces.size() * 3);
+      text += pick < pieces.size() ? pieces[pick] : pieces[pick % 3];
+    }
+    for (bool check_utf8 : {false, true}) {
+      StringScan expected, actual;
+      const char* end = text.data() + text.size();
+      const char* want = reference_scan(text.data(), end, check_utf8, expected);
+      const char* got = check_utf8 ? scan_string_contents<true>(text.data(), end, actual)
+                                   : scan_string_contents<false>(text.data(), end, actual);
+      ASSERT_EQ(got, want) << check_utf8 << " " << text;
+      if (got == nullptr) continue;
+      ++closed;
+      EXPECT_EQ(actual.escaped, expected.escaped) << text;
+      ASSERT_EQ(actual.first_invalid_utf8, expected.first_invalid_utf8) << text;
+      if (check_utf8) {
+        // And the verdict is find_invalid_utf8's on the contents.
+        const std::size_t bad = find_invalid_utf8(std::string_view(text.data(), got - text.data()));
+        EXPECT_EQ(actual.first_invalid_utf8 == nullptr ? kUtf8Valid : actual.first_invalid_utf8 - text.data(), bad);
+        invalid_utf8 += actual.first_invalid_utf8 != nullptr;
+      }
+    }
+  }
+  EXPECT_GT(closed, 5000);
+  EXPECT_GT(invalid_utf8, 1000);
 }
 
 // The check that also records long values finds exactly the ones
