@@ -2,7 +2,8 @@
 # Benchmarks pi-hydrate on generated sessions and thread exports, next to
 # `cat` and pi 0.78's own loader, and prints one table: wall, peak RSS, MB/s,
 # and the ratios to cat and to pi. Figures come from /usr/bin/time on whole
-# processes, with the input in the page cache (each job runs once to warm up).
+# processes, with the input in the page cache (each job runs once to warm up,
+# then REPEAT times, default 3: the median wall and the highest peak RSS).
 #
 #   tools/bench.sh [SIZE] [SEED]        default 256M, seed 1; files go to build/bench/
 #   PI_DEST=build/pi tools/bench.sh     where tests/conformance/install_pi.sh put pi
@@ -30,14 +31,28 @@ fi
 
 bytes=$(stat -L -c %s "$session")
 entries=$(wc -l < "$session")
-run() {  # run NAME INPUT CMD... -> "name wall_s rss_kb"
+repeat=${REPEAT:-3}
+run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb"
   local name=$1 input=$2; shift 2
+  # The output (the argument after -o), if any: removed before each timed
+  # run, as in a fresh sandbox. Replacing an existing file would add the
+  # kernel's freeing of the old file's pages to the job.
+  local output="" prev=""
+  for a in "$@"; do [ "$prev" = -o ] && output=$a; prev=$a; done
   cat "$input" > /dev/null
   "$@" > /dev/null 2>&1 || true  # warm-up
-  local out
-  /usr/bin/time -o "$dir/time.txt" -f "%e %M" "$@" > /dev/null 2>&1 || true
-  out=$(tail -1 "$dir/time.txt")
-  echo "$name|$(stat -L -c %s "$input")|${out% *}|${out#* }"
+  local walls=() rss=0 out
+  for ((k = 0; k < repeat; k++)); do
+    [ -n "$output" ] && rm -f "$output"
+    cat "$input" > /dev/null  # this VM pages out files left alone for some seconds
+    /usr/bin/time -o "$dir/time.txt" -f "%e %M" "$@" > /dev/null 2>&1 || true
+    out=$(tail -1 "$dir/time.txt")
+    walls+=("${out% *}")
+    [ "${out#* }" -gt "$rss" ] && rss=${out#* }
+  done
+  local median
+  median=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+  echo "$name|$(stat -L -c %s "$input")|$median|$rss|${walls[*]}"
 }
 
 rows=()
@@ -57,19 +72,19 @@ fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "input: $session ($((bytes / 1048576)) MiB, $entries lines), seed $seed"
-printf '%-24s %9s %10s %9s %9s %9s\n' job wall_s peak_MiB MB/s x_cat x_pi
+printf '%-24s %9s %10s %9s %9s %9s  %s\n' job wall_s peak_MiB MB/s x_cat x_pi "runs (s)"
 field() { echo "$1" | cut -d'|' -f"$2"; }
 cat_s=$(field "${rows[0]}" 3)
 pi_s=""
 for r in "${rows[@]}"; do [[ $r == "pi 0.78 load|"* ]] && pi_s=$(field "$r" 3); done
 for r in "${rows[@]}"; do
   awk -v n="$(field "$r" 1)" -v b="$(field "$r" 2)" -v w="$(field "$r" 3)" -v r="$(field "$r" 4)" \
-      -v c="$cat_s" -v p="$pi_s" -v base="$bytes" 'BEGIN {
+      -v c="$cat_s" -v p="$pi_s" -v base="$bytes" -v runs="$(field "$r" 5)" 'BEGIN {
     mbs = (w > 0) ? b / 1e6 / w : 0
     # Ratios only between inputs of about the same size (not for the big session).
     xc = (c > 0 && b < 1.1 * base) ? sprintf("%.1f", w / c) : "-"
     xp = (p != "" && w > 0 && b < 1.1 * base) ? sprintf("%.1f", p / w) : "-"
-    printf "%-24s %9.2f %10.1f %9.0f %9s %9s\n", n, w, r / 1024, mbs, xc, xp
+    printf "%-24s %9.2f %10.1f %9.0f %9s %9s  %s\n", n, w, r / 1024, mbs, xc, xp, runs
   }'
 done
-echo "x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"
+echo "wall: median of $repeat runs; x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"
