@@ -131,7 +131,7 @@ std::string id_value(const Plan& plan, std::size_t i) {
 }  // namespace
 
 std::string render_entry(const SessionIndex& index, const PiView& view, const Plan& plan, std::size_t i,
-                         const std::string& source_line, const HydrateOptions& options) {
+                         std::string_view source_line, const HydrateOptions& options) {
   const PlannedEntry& p = plan.entries[i];
   const std::string id = json_quote(p.id);
   const std::string parent = id_value(plan, i);

@@ -50,6 +50,6 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
 void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed);
 // entry_rewriter.cc: the output line of one planned entry.
 std::string render_entry(const SessionIndex& index, const PiView& view, const Plan& plan, std::size_t i,
-                         const std::string& source_line, const HydrateOptions& options);
+                         std::string_view source_line, const HydrateOptions& options);
 
 }  // namespace pihydrate
