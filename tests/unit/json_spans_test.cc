@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace pihydrate {
 namespace {
 
@@ -96,6 +98,39 @@ TEST(LongValuesTest, KnownEndsGiveTheSameSpans) {
   EXPECT_EQ(known.container_end_of(0), doc.size());
   EXPECT_EQ(json_value_end(doc, 0, &known), doc.size());
   EXPECT_EQ(known.container_end_of(doc.find("{\"k\"")), json_value_end(doc, doc.find("{\"k\"")));
+}
+
+// A string's end, found one byte at a time: what the 64-byte scan must give
+// wherever blocks, backslash runs and the 256-byte head boundary fall.
+TEST(JsonSpans, StringEndMatchesTheByteByByteScan) {
+  std::mt19937 rng(5);
+  const std::string alphabet = "\\\\\\\"ab";  // mostly backslashes, some quotes
+  int ended = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = "\"";
+    const std::size_t length = rng() % 700;
+    if (rng() % 2) {
+      for (std::size_t i = 0; i < length; ++i) text += alphabet[rng() % alphabet.size()];
+    } else {
+      // Whole escapes only: the string runs to its end, through every block.
+      const char* tokens[] = {"x", "xxxxxxx", "\\\"", "\\\\"};
+      while (text.size() < length) text += tokens[rng() % 4];
+    }
+    text += "x\"";  // so every string ends (the x may be escaped, the quote not)
+    std::size_t expected = 0;
+    for (std::size_t i = 1, escaped = 0; i < text.size(); ++i) {
+      if (escaped) escaped = 0;
+      else if (text[i] == '\\') escaped = 1;
+      else if (text[i] == '"') {
+        expected = i + 1;
+        break;
+      }
+    }
+    ASSERT_NE(expected, 0u);
+    ASSERT_EQ(json_value_end(text, 0), expected) << text;
+    ended += expected > 300;
+  }
+  EXPECT_GT(ended, 100);  // strings past the head and several blocks were seen
 }
 
 }  // namespace
