@@ -12,4 +12,11 @@ class IoError : public std::runtime_error {
   explicit IoError(const std::string& what) : std::runtime_error(what) {}
 };
 
+// The input ended early on a second read: it changed while it was read
+// (reported as PH904, not as a failing disk).
+class InputShrankError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 }  // namespace pihydrate

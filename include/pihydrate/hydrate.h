@@ -51,16 +51,11 @@ struct HydrateReport {
 class LineSource {
  public:
   virtual ~LineSource() = default;
-  // The bytes [offset, offset + length): a view of the source's own memory
-  // (a mapped file), or of `scratch`, filled for the purpose.
+  // The bytes [offset, offset + length): a view of the source's own memory,
+  // or of `scratch`, filled for the purpose. A file that ends before them
+  // throws InputShrankError.
   virtual std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) = 0;
-  // The bytes [begin, end) are not needed again soon: a mapped file lets
-  // their pages go (they are read again from the page cache if they are).
-  virtual void release(std::uint64_t begin, std::uint64_t end) = 0;
 };
-// Maps a regular file (read-only, shared) where it can, else reads it with
-// pread. A mapped file that shrinks while it is read raises SIGBUS, which
-// the CLI reports as PH904.
 std::unique_ptr<LineSource> make_fd_line_source(int fd, std::string name);
 std::unique_ptr<LineSource> make_memory_line_source(std::string bytes);
 

@@ -13,10 +13,6 @@
 
 namespace pihydrate {
 
-// Removes the temporary file of the OutputFile being written, if any. Safe
-// in a signal handler: a handler that exits does not run destructors.
-void remove_pending_output_file();
-
 class OutputFile final : public LineSink {
  public:
   // Creates the temporary file in `directory`. Throws IoError.

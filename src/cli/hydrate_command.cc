@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -214,19 +213,17 @@ class CreatedDirectories {
 };
 
 // A mapped input that shrinks while it is read raises SIGBUS on the next
-// access to a page past its new end: a thread export while it is converted,
-// a session while its lines are written. That is the input changing mid-read
+// access to a page past its new end. That is the input changing mid-read
 // (PH904), reported as such (in the --report format), not a crash. The
 // handler may only use signal-safe calls: it writes the prepared message,
-// removes the temporary output file and the directories made for the
-// output, and exits.
+// removes the directories made for the output (still empty: nothing is
+// written while the export is converted) and exits.
 char g_sigbus_message[4096];
 std::size_t g_sigbus_message_size = 0;
 char g_sigbus_dirs[8192];  // NUL-separated paths, deepest first, ending with an empty one
 extern "C" void report_truncated_input(int) {
   ssize_t ignored = ::write(2, g_sigbus_message, g_sigbus_message_size);
   (void)ignored;
-  remove_pending_output_file();
   for (const char* dir = g_sigbus_dirs; *dir; dir += std::strlen(dir) + 1) ::rmdir(dir);
   ::_exit(kExitFindings);
 }
@@ -491,12 +488,13 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   const bool verify = parsed.count("no-verify") == 0;
   HydrateReport report;
   bool ok;
-  {
-    // The session's lines are read from its mapping (the converted thread's
-    // spool is ours, and cannot shrink).
-    std::optional<TruncationGuard> guard;
-    if (!is_thread) guard.emplace(display, report_format == "json", created_dirs);
+  try {
     ok = hydrate_session(index, *lines, ho, output, report);
+  } catch (const InputShrankError&) {
+    // Cut short between the index and the second read of its lines.
+    report.diagnostics.push_back(
+        input_changed(display, "the input shrank while it was being read; nothing written (run again)"));
+    ok = false;
   }
   struct stat after {};
   if (ok && check_unchanged && ::fstat(input_fd.fd, &after) == 0 &&

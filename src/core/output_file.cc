@@ -56,10 +56,6 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& na
 
 }  // namespace
 
-void remove_pending_output_file() {
-  if (g_pending_temp[0]) ::unlink(g_pending_temp);
-}
-
 OutputFile::OutputFile(const std::string& directory) : directory_(directory.empty() ? "." : directory) {
   std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());

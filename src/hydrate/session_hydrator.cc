@@ -1,11 +1,8 @@
 // hydrate_session: read as pi reads, choose the branch, plan, write.
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <future>
 #include <unordered_set>
@@ -22,57 +19,26 @@ namespace {
 
 class FdLineSource final : public LineSource {
  public:
-  FdLineSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
-    // Mapped, the lines are spliced straight from the page cache: no copy
-    // into a buffer first (a third of the bytes pass 2 moved).
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
-    void* at = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-    if (at == MAP_FAILED) return;
-    mapped_ = static_cast<const char*>(at);
-    mapped_size_ = static_cast<std::size_t>(st.st_size);
-  }
-  ~FdLineSource() override {
-    if (mapped_) ::munmap(const_cast<char*>(mapped_), mapped_size_);
-  }
-  FdLineSource(const FdLineSource&) = delete;
-  FdLineSource& operator=(const FdLineSource&) = delete;
-
+  FdLineSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
   std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
-    if (mapped_) {
-      if (offset > mapped_size_ || length > mapped_size_ - offset) throw IoError("cannot read " + name_ + ": file shrank");
-      return std::string_view(mapped_ + offset, static_cast<std::size_t>(length));
-    }
-    scratch.resize(static_cast<std::size_t>(length));
+    // Never shrunk, so its bytes are zeroed only when it grows; the line is
+    // spliced from it without another copy. (Mapping the input instead
+    // measured no faster and added pages to the peak.)
+    if (scratch.size() < length) scratch.resize(static_cast<std::size_t>(length));
     std::uint64_t done = 0;
     while (done < length) {
       ssize_t n = ::pread(fd_, scratch.data() + done, length - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw IoError("cannot read " + name_ + ": " + (n < 0 ? std::strerror(errno) : "file shrank"));
+      if (n < 0) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
+      if (n == 0) throw InputShrankError("cannot read " + name_ + ": it shrank");
       done += static_cast<std::uint64_t>(n);
     }
-    return scratch;
-  }
-
-  void release(std::uint64_t begin, std::uint64_t end) override {
-    // Pages count in RSS while mapped; dropping a shared read-only mapping's
-    // pages loses nothing (a page read again is mapped again), so the range
-    // grows by a margin: a page fault maps the cached pages around it too
-    // (fault-around, 64 KiB), ones before `begin` included, which no later
-    // release would cover.
-    if (!mapped_ || begin >= end || begin >= mapped_size_) return;
-    static const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    constexpr std::uint64_t kMargin = std::uint64_t{128} << 10;
-    const std::uint64_t first = (begin > kMargin ? begin - kMargin : 0) / page * page;
-    const std::uint64_t last = std::min<std::uint64_t>((end + kMargin + page - 1) / page * page, mapped_size_);
-    ::madvise(const_cast<char*>(mapped_) + first, static_cast<std::size_t>(last - first), MADV_DONTNEED);
+    return std::string_view(scratch.data(), static_cast<std::size_t>(length));
   }
 
  private:
   int fd_;
   std::string name_;
-  const char* mapped_ = nullptr;
-  std::size_t mapped_size_ = 0;
 };
 
 class MemoryLineSource final : public LineSource {
@@ -81,7 +47,6 @@ class MemoryLineSource final : public LineSource {
   std::string_view read(std::uint64_t offset, std::uint64_t length, std::string&) override {
     return std::string_view(bytes_).substr(offset, length);
   }
-  void release(std::uint64_t, std::uint64_t) override {}
 
  private:
   std::string bytes_;
@@ -252,14 +217,11 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   };
   auto render_batch = [&](std::size_t begin, std::size_t end, std::vector<std::string>& lines, std::string& scratch) {
     lines.clear();
-    std::uint64_t low = UINT64_MAX, high = 0;  // the source bytes the batch read
     for (std::size_t i = begin; i < end; ++i) {
       const Entry* e = source_entry(plan.entries[i]);
       const std::string_view line = e ? source.read(e->offset, e->length, scratch) : std::string_view();
       lines.push_back(render_entry(index, branch, plan, i, line, options));
-      if (e) low = std::min(low, e->offset), high = std::max(high, e->offset + e->length);
     }
-    source.release(low, high);
   };
   constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
   std::vector<std::size_t> cuts{0};

@@ -294,17 +294,20 @@ code=$?
 check "thread export cut short mid-read, --agent-dir, --report json: exit 1, a JSON report with PH904, the agent-dir tree removed" \
   '[ $mapped -eq 1 ] && [ $code -eq 1 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if not r[\"ok\"] and r[\"diagnostics\"][0][\"code\"]==\"PH904\" else 1)" "$work/trt/err.json" && [ ! -e "$work/trt-agent" ]'
 rm -f "$work/changing.json"
-# A session is mapped while its lines are written: cut short then, the
-# temporary output file goes too.
+# A session cut short once its output is being written (after the index,
+# while or before its lines are read again): the read comes up short, or
+# the size check after it notices.
 python3 "$root/tools/gen_corpus.py" --kind session --size 48M --seed 3 -o "$work/changing.jsonl"
 mkdir -p "$work/trs"
 "$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/trs/out.jsonl" 2> "$work/trs/err.txt" &
 pid=$!
-truncate_once_mapped "$work/changing.jsonl" $pid && mapped=1 || mapped=0
+seen=0
+wait_for_temp "$work/trs" $pid && seen=1
+truncate -s 4096 "$work/changing.jsonl"
 wait $pid
 code=$?
-check "session cut short while its lines are written: exit 1 (PH904), no crash, no output, no temporary file" \
-  '[ $mapped -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trs/err.txt" && [ ! -e "$work/trs/out.jsonl" ] && [ "$(leftovers "$work/trs")" -eq 0 ]'
+check "session cut short while its lines are written: exit 1 (PH904), no output, no temporary file" \
+  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trs/err.txt" && [ ! -e "$work/trs/out.jsonl" ] && [ "$(leftovers "$work/trs")" -eq 0 ]'
 rm -f "$work/changing.jsonl"
 
 # ---- Contained paths: names derived from the input or the options never put

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
 #include "pihydrate/thread_export.h"
 
@@ -62,6 +63,24 @@ std::string result(const char* id, const char* parent, const char* call_id) {
   return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
          R"(","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":")" + call_id +
          R"(","toolName":"bash","content":[],"isError":false,"timestamp":1767225603000}})";
+}
+
+// Pass 2 reads lines again by offset into a scratch string it reuses (never
+// shrunk, so a short line after a long one reads only its own bytes); a file
+// that ends before a line is an input that shrank, not a failing disk.
+TEST(FdLineSource, ReadsByOffsetAndReportsAShortFileAsShrunk) {
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  const std::string text = "first line\nsecond, longer line\nthird\n";
+  ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), file), text.size());
+  std::fflush(file);
+  auto source = make_fd_line_source(fileno(file), "f.jsonl");
+  std::string scratch;
+  EXPECT_EQ(source->read(11, 19, scratch), "second, longer line");
+  EXPECT_EQ(source->read(31, 5, scratch), "third");
+  EXPECT_EQ(source->read(0, 5, scratch), "first");
+  EXPECT_THROW(source->read(31, 10, scratch), InputShrankError);
+  std::fclose(file);
 }
 
 TEST(Hydrate, HeaderGetsTheNewCwdAndEntriesAreCopiedByteForByte) {
