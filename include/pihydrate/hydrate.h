@@ -64,6 +64,8 @@ class LineSink {
  public:
   virtual ~LineSink() = default;
   virtual void write_line(std::string_view line) = 0;
+  // Whole lines, each ending with '\n' (by default, one write_line each).
+  virtual void write_lines(std::string_view lines);
 };
 
 // Plans and writes the hydrated session. Returns false (with errors in the

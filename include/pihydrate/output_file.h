@@ -22,6 +22,7 @@ class OutputFile final : public LineSink {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write_line(std::string_view line) override;
+  void write_lines(std::string_view lines) override;
   // Writes out what is buffered; the temporary file can then be read back
   // through fd() (verification reads it before it is synced).
   void flush();
@@ -39,6 +40,7 @@ class OutputFile final : public LineSink {
   std::string temp_path_;
   std::string directory_;
   int fd_ = -1;
+  void start_writeback();
   std::string buffer_;
   std::uint64_t written_ = 0;            // bytes written to the temporary file
   std::uint64_t writeback_started_ = 0;  // bytes whose writeback was started

@@ -78,10 +78,26 @@ void OutputFile::write_line(std::string_view line) {
   if (buffer_.size() >= (1u << 20)) flush();
 }
 
+void OutputFile::write_lines(std::string_view lines) {
+  // A big block goes out as it is, without a copy into the buffer first.
+  if (buffer_.size() + lines.size() < (1u << 20)) {
+    buffer_.append(lines.data(), lines.size());
+    return;
+  }
+  flush();
+  write_all(fd_, lines.data(), lines.size(), temp_path_);
+  written_ += lines.size();
+  start_writeback();
+}
+
 void OutputFile::flush() {
   write_all(fd_, buffer_.data(), buffer_.size(), temp_path_);
   written_ += buffer_.size();
   buffer_.clear();
+  start_writeback();
+}
+
+void OutputFile::start_writeback() {
   // Start writing back what is written so far, without waiting for it: the
   // disk works while the rest is produced, and the fsync at the end has only
   // the tail left to wait for. Only a hint; errors surface at the fsync.

@@ -130,8 +130,8 @@ std::string id_value(const Plan& plan, std::size_t i) {
 
 }  // namespace
 
-std::string render_entry(const SessionIndex& index, const PiView& view, const Plan& plan, std::size_t i,
-                         std::string_view source_line, const HydrateOptions& options) {
+void append_rendered_entry(std::string& out, const SessionIndex& index, const PiView& view, const Plan& plan,
+                           std::size_t i, std::string_view source_line, const HydrateOptions& options) {
   const PlannedEntry& p = plan.entries[i];
   const std::string id = json_quote(p.id);
   const std::string parent = id_value(plan, i);
@@ -141,11 +141,12 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
     const ToolCallRef& call = index.calls_begin(a)[p.call];
     std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
     std::string mts = a.message_timestamp.kind == JsonKind::kNumber ? std::string(a.message_timestamp.text()) : "0";
-    return "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
+    out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call.id) +
            ",\"toolName\":" + json_quote(call.name) +
            ",\"content\":[{\"type\":\"text\",\"text\":\"No result was recorded for this tool call (added by "
            "pi-hydrate).\"}],\"isError\":true,\"timestamp\":" + mts + "}}";
+    return;
   }
   if (p.synthetic == Synthetic::kModelChange) {
     const Entry& a = view.entry(index, static_cast<std::uint32_t>(p.call_node));
@@ -158,16 +159,19 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
       model = member_string(source_line, msg, "model");
     }
     std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
-    return "{\"type\":\"model_change\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
+    out += "{\"type\":\"model_change\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
            ",\"provider\":" + json_quote(provider) + ",\"modelId\":" + json_quote(model) + "}";
+    return;
   }
 
   const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
   std::string_view line = source_line;
-  auto finish = [](std::string out) {
-    // A CRLF file's '\r' stays behind the JSON; pi writes LF only.
-    while (!out.empty() && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
-    return out;
+  // The source line with `edits` applied, appended to `out`. A CRLF file's
+  // '\r' stays behind the JSON; pi writes LF only.
+  auto finish = [&out, line](const ByteEdits& edits) {
+    const std::size_t start = out.size();
+    edits.append_applied(out, line);
+    while (out.size() > start && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
   };
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line
@@ -181,7 +185,8 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
     const std::size_t id_at = e.id.column - 1, parent_at = e.parent_id.column - 1;
     edits.replace(id_at, json_value_end(line, id_at), id);
     edits.replace(parent_at, json_value_end(line, parent_at), parent);
-    return finish(edits.apply(line));
+    finish(edits);
+    return;
   }
   std::size_t ob = skip_json_ws(line, 0);
   auto members = object_members(line, ob);
@@ -215,7 +220,7 @@ std::string render_entry(const SessionIndex& index, const PiView& view, const Pl
   }
   if (const MemberSpan* message = find_member(members, "message"))
     edit_message(edits, line, *message, p, e, options);
-  return finish(edits.apply(line));
+  finish(edits);
 }
 
 }  // namespace pihydrate

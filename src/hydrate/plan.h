@@ -48,8 +48,9 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
 void resolve_references(const SessionIndex& index, const PiView& view, Plan& plan, HydrateReport& report);
 // id_assigner.cc: keep unique valid ids, assign deterministic new ones.
 void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed);
-// entry_rewriter.cc: the output line of one planned entry.
-std::string render_entry(const SessionIndex& index, const PiView& view, const Plan& plan, std::size_t i,
-                         std::string_view source_line, const HydrateOptions& options);
+// entry_rewriter.cc: the output line of one planned entry (without its
+// '\n'), appended to `out`.
+void append_rendered_entry(std::string& out, const SessionIndex& index, const PiView& view, const Plan& plan,
+                           std::size_t i, std::string_view source_line, const HydrateOptions& options);
 
 }  // namespace pihydrate

@@ -52,6 +52,18 @@ class MemoryLineSource final : public LineSource {
   std::string bytes_;
 };
 
+}  // namespace
+
+void LineSink::write_lines(std::string_view lines) {
+  while (!lines.empty()) {
+    const std::size_t end = lines.find('\n');
+    write_line(lines.substr(0, end));
+    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
+  }
+}
+
+namespace {
+
 void add(HydrateReport& report, const SessionIndex& index, Code code, Severity severity, std::uint64_t line,
          std::string message) {
   Diagnostic d;
@@ -215,12 +227,13 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     const std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
     return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
   };
-  auto render_batch = [&](std::size_t begin, std::size_t end, std::vector<std::string>& lines, std::string& scratch) {
+  auto render_batch = [&](std::size_t begin, std::size_t end, std::string& lines, std::string& scratch) {
     lines.clear();
     for (std::size_t i = begin; i < end; ++i) {
       const Entry* e = source_entry(plan.entries[i]);
       const std::string_view line = e ? source.read(e->offset, e->length, scratch) : std::string_view();
-      lines.push_back(render_entry(index, branch, plan, i, line, options));
+      append_rendered_entry(lines, index, branch, plan, i, line, options);
+      lines += '\n';
     }
   };
   constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
@@ -235,7 +248,7 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     }
   }
   if (cuts.back() != plan.entries.size()) cuts.push_back(plan.entries.size());
-  std::vector<std::string> mine, theirs;
+  std::string mine, theirs;  // each batch's lines, rendered into one block
   std::string my_scratch, their_scratch;
   for (std::size_t k = 0; k + 1 < cuts.size(); k += 2) {
     const bool helped = k + 2 < cuts.size();
@@ -244,14 +257,14 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
       helper = std::async(std::launch::async, [&, k] { render_batch(cuts[k + 1], cuts[k + 2], theirs, their_scratch); });
     try {
       render_batch(cuts[k], cuts[k + 1], mine, my_scratch);
-      for (const std::string& line : mine) sink.write_line(line);
+      sink.write_lines(mine);
     } catch (...) {
       if (helper.valid()) helper.wait();  // it uses this frame
       throw;
     }
     if (helped) {
       helper.get();  // rethrows the helper's failure
-      for (const std::string& line : theirs) sink.write_line(line);
+      sink.write_lines(theirs);
     }
   }
   report.entries_written = plan.entries.size() + 1;

@@ -10,6 +10,7 @@
 
 #include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
+#include "pihydrate/output_file.h"
 #include "pihydrate/thread_export.h"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,34 @@ std::string result(const char* id, const char* parent, const char* call_id) {
   return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
          R"(","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":")" + call_id +
          R"(","toolName":"bash","content":[],"isError":false,"timestamp":1767225603000}})";
+}
+
+// Lines reach the output one at a time or in blocks; a block that does not
+// fit the 1 MiB buffer is written as it is, after what the buffer holds. The
+// file has every byte in order either way.
+TEST(OutputFileTest, LinesAndBlocksOfAnySizeArriveInOrder) {
+  const std::string dir = ::testing::TempDir();
+  std::string expected;
+  std::ostringstream copied;
+  {
+    OutputFile output(dir);
+    const std::string big_line(300 << 10, 'b');
+    std::string block;
+    for (int i = 0; i < 5; ++i) block += big_line + "\n";  // 1.5 MiB: past the buffer
+    output.write_line("first");
+    expected += "first\n";
+    output.write_lines("two\nlines\n");
+    expected += "two\nlines\n";
+    output.write_lines(block);
+    expected += block;
+    output.write_line("after the block");
+    expected += "after the block\n";
+    output.write_lines(block);
+    expected += block;
+    output.finish();
+    output.copy_to(copied);
+  }
+  EXPECT_TRUE(copied.str() == expected) << copied.str().size() << " bytes, expected " << expected.size();
 }
 
 // Pass 2 reads lines again by offset into a scratch string it reuses (never
