@@ -51,12 +51,39 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
 
 enum class Step { kGoOn, kClosingQuote, kRejected };
 
+// What a backslash followed by each byte is: the escape's length, or 0 when
+// it is not a JSON escape. A table, not a chain of comparisons: which
+// escape comes next (\", \n, \\, \t...) is what the branch predictor cannot
+// guess.
+struct EscapeLengths {
+  std::uint8_t of[256] = {};
+  constexpr EscapeLengths() {
+    for (unsigned char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) of[c] = 2;
+    of[static_cast<unsigned char>('u')] = 6;
+  }
+};
+constexpr EscapeLengths kEscapeLengths;
+
 // Looks at the special byte at q; on kGoOn, `next` is where scanning goes on.
 template <bool kCheckUtf8>
 inline Step step_over_special(const char* q, const char* end, StringScan& scan, const char*& next) {
   const auto c = static_cast<unsigned char>(*q);
+  if (c == '\\') {
+    scan.escaped = true;
+    if (end - q < 2) return Step::kRejected;
+    const std::uint8_t length = kEscapeLengths.of[static_cast<unsigned char>(q[1])];
+    if (length == 2) {
+      next = q + 2;
+      return Step::kGoOn;
+    }
+    if (length == 0 || end - q < 6 || !is_hex(q[2]) || !is_hex(q[3]) || !is_hex(q[4]) || !is_hex(q[5]))
+      return Step::kRejected;
+    // A surrogate escape: RapidJSON decides what to make of it.
+    if ((q[2] == 'd' || q[2] == 'D') && !(q[3] >= '0' && q[3] <= '7')) return Step::kRejected;
+    next = q + 6;
+    return Step::kGoOn;
+  }
   if (c == '"') return Step::kClosingQuote;
-  if (c < 0x20) return Step::kRejected;
   if (kCheckUtf8 && c >= 0x80) {
     // The same walk as find_invalid_utf8's, which stops at the first bad byte.
     const std::size_t length =
@@ -65,21 +92,7 @@ inline Step step_over_special(const char* q, const char* end, StringScan& scan, 
     next = q + (length == 0 ? 1 : length);
     return Step::kGoOn;
   }
-  scan.escaped = true;
-  if (end - q < 2) return Step::kRejected;
-  const char e = q[1];
-  if (e == 'u') {
-    if (end - q < 6 || !is_hex(q[2]) || !is_hex(q[3]) || !is_hex(q[4]) || !is_hex(q[5])) return Step::kRejected;
-    // A surrogate escape: RapidJSON decides what to make of it.
-    if ((q[2] == 'd' || q[2] == 'D') && !(q[3] >= '0' && q[3] <= '7')) return Step::kRejected;
-    next = q + 6;
-    return Step::kGoOn;
-  }
-  if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-    next = q + 2;
-    return Step::kGoOn;
-  }
-  return Step::kRejected;
+  return Step::kRejected;  // a control byte
 }
 
 }  // namespace
