@@ -24,6 +24,7 @@ std::size_t find_invalid_utf8(std::string_view bytes) {
       if (_mm_movemask_epi8(any) != 0) break;
       i += 64;
     }
+    if (i == n) break;  // all ASCII to the end: p[n] is not ours to read
 #endif
     // Eight ASCII bytes at a time.
     if (i + 8 <= n) {

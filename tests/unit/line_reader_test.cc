@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,13 @@ TEST(Utf8Test, FindsInvalidBytesAtEveryPositionAroundTheFastPath) {
   truncated += "\xE2\x82";
   EXPECT_EQ(find_invalid_utf8(truncated), 130u);
   EXPECT_EQ(find_invalid_utf8(std::string(64, 'a') + "\xED\xA0\x80"), 64u);  // an encoded surrogate
+  // ASCII to the very end of a buffer exactly 64 or 128 bytes long (the
+  // fast path's step): nothing past it is read (ASan checks this).
+  for (std::size_t size : {64u, 128u}) {
+    const std::unique_ptr<char[]> exact(new char[size]);
+    std::memset(exact.get(), 'a', size);
+    EXPECT_EQ(find_invalid_utf8(std::string_view(exact.get(), size)), kUtf8Valid) << size;
+  }
 }
 
 }  // namespace
