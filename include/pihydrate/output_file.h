@@ -44,6 +44,7 @@ class OutputFile final : public LineSink {
   std::string buffer_;
   std::uint64_t written_ = 0;            // bytes written to the temporary file
   std::uint64_t writeback_started_ = 0;  // bytes whose writeback was started
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;  // written out when it holds this much
   static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;
   bool done_ = false;
 };

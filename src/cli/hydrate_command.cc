@@ -71,6 +71,9 @@ Diagnostic input_changed(const std::string& file, std::string message) {
   return d;
 }
 
+// What PH904 says when the input ended early: mapped (SIGBUS) or on pass 2's read.
+constexpr const char* kInputShrank = "the input shrank while it was being read; nothing written (run again)";
+
 int fail_usage(std::ostream& err, const std::string& message) {
   err << "pi-hydrate: error: " << message << "\nRun 'pi-hydrate --help' for the options.\n";
   return kExitUsage;
@@ -231,7 +234,7 @@ extern "C" void report_truncated_input(int) {
 class TruncationGuard {
  public:
   TruncationGuard(const std::string& display, bool json, const CreatedDirectories& dirs) {
-    const Diagnostic d = input_changed(display, "the input shrank while it was being read; nothing written (run again)");
+    const Diagnostic d = input_changed(display, kInputShrank);
     std::ostringstream message;
     if (json) {
       HydrateReport failed;
@@ -492,8 +495,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     ok = hydrate_session(index, *lines, ho, output, report);
   } catch (const InputShrankError&) {
     // Cut short between the index and the second read of its lines.
-    report.diagnostics.push_back(
-        input_changed(display, "the input shrank while it was being read; nothing written (run again)"));
+    report.diagnostics.push_back(input_changed(display, kInputShrank));
     ok = false;
   }
   struct stat after {};

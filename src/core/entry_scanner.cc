@@ -1,9 +1,8 @@
 #include "core/entry_scanner.h"
 
-#include "core/utf8.h"
-
 #include "core/fast_sax.h"
 #include "core/json_spans.h"
+#include "core/utf8.h"
 
 #include <cstdlib>
 #include <cstring>

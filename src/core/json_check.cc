@@ -159,16 +159,11 @@ struct CheckOnly {
 // The check that also records long values. A JSON text that is one
 // container has all its values inside skipped containers (itself included).
 struct CheckCollectingLongValues : CheckOnly {
-  static constexpr std::size_t kProgressStep = std::size_t{1} << 20;
   LongValues* long_values;
   const char* origin;  // the byte at offset 0
-  const std::function<void(std::size_t)>* progress;
-  std::size_t next_progress;  // offset of the next report; SIZE_MAX without a listener
+  ProgressReports progress;
   void skipped_string(const char* quote, const char* past_end) {
-    if (const auto at = static_cast<std::size_t>(past_end - origin); at >= next_progress) {
-      (*progress)(at);
-      next_progress = at + kProgressStep;
-    }
+    progress.at(static_cast<std::size_t>(past_end - origin));
     if (static_cast<std::size_t>(past_end - quote) > LongValues::kMinLength)
       long_values->add_string(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
   }
@@ -193,8 +188,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   CheckCollectingLongValues check;
   check.long_values = &long_values;
   check.origin = text.data() - base;
-  check.progress = &progress;
-  check.next_progress = progress ? base + CheckCollectingLongValues::kProgressStep : SIZE_MAX;
+  check.progress = ProgressReports(progress, base);
   FastSaxReader<CheckCollectingLongValues> reader;
   const char* p = text.data();
   const char* end = p + text.size();

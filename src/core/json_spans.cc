@@ -206,17 +206,13 @@ void neutralize_lone_surrogates(char* d, std::size_t size, const std::function<v
   // Only "\u" followed by d/D can start a surrogate. Jump from backslash to
   // backslash; an escape pair ("\n", "\\") is skipped whole, so a "u" after
   // an escaped backslash is never taken for an escape.
-  constexpr std::size_t kProgressStep = std::size_t{1} << 20;
-  std::size_t next_progress = kProgressStep;
+  ProgressReports reports(progress);
   char* p = d;
   char* const end = d + size;
   while (p + 1 < end) {
     p = static_cast<char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
     if (!p || p + 1 >= end) return;
-    if (progress && static_cast<std::size_t>(p - d) >= next_progress) {
-      progress(static_cast<std::size_t>(p - d));
-      next_progress = static_cast<std::size_t>(p - d) + kProgressStep;
-    }
+    reports.at(static_cast<std::size_t>(p - d));
     if (p[1] != 'u' || p + 6 > end || (p[2] != 'd' && p[2] != 'D')) {
       p += 2;
       continue;
@@ -359,18 +355,14 @@ void LongValues::index(std::string_view s, const std::function<void(std::size_t)
   clear();
   // Outside a string: brackets open and close containers, and the next '"'
   // opens a string, whose end is where scanning resumes.
-  constexpr std::size_t kProgressStep = std::size_t{1} << 20;
-  std::size_t next_progress = progress ? kProgressStep : SIZE_MAX;
+  ProgressReports reports(progress);
   struct Open {
     std::size_t begin;
     bool loose;
   };
   std::vector<Open> open;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i >= next_progress) {
-      progress(i);
-      next_progress = i + kProgressStep;
-    }
+    reports.at(i);
     const char c = s[i];
     if (c == '"') {
       const std::size_t end = string_end(s, i, nullptr);

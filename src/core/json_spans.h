@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,27 @@ std::size_t skip_json_ws(std::string_view s, std::size_t pos);
 // optionally: a big document's values are walked once per level of nesting
 // (entry, data, message, content), and with it each walk steps over tool
 // output, images and whole nested values instead of scanning them again.
+// Hands a pass's progress (an offset) to an optional listener, at most
+// about once a MiB: often enough for a mapped export to let pages go behind
+// the pass, rarely enough to cost nothing.
+class ProgressReports {
+ public:
+  ProgressReports() = default;
+  // `listener` may be empty; the first report comes a MiB past `start`.
+  explicit ProgressReports(const std::function<void(std::size_t)>& listener, std::size_t start = 0)
+      : listener_(listener ? &listener : nullptr), next_(listener ? start + kStep : SIZE_MAX) {}
+  void at(std::size_t offset) {
+    if (offset < next_) return;
+    (*listener_)(offset);
+    next_ = offset + kStep;
+  }
+
+ private:
+  static constexpr std::size_t kStep = std::size_t{1} << 20;
+  const std::function<void(std::size_t)>* listener_ = nullptr;
+  std::size_t next_ = SIZE_MAX;
+};
+
 class LongValues {
  public:
   static constexpr std::size_t kMinLength = 256;  // shorter values are cheaper to scan than to look up

@@ -75,12 +75,12 @@ OutputFile::~OutputFile() {
 void OutputFile::write_line(std::string_view line) {
   buffer_.append(line.data(), line.size());
   buffer_ += '\n';
-  if (buffer_.size() >= (1u << 20)) flush();
+  if (buffer_.size() >= kBufferBytes) flush();
 }
 
 void OutputFile::write_lines(std::string_view lines) {
   // A big block goes out as it is, without a copy into the buffer first.
-  if (buffer_.size() + lines.size() < (1u << 20)) {
+  if (buffer_.size() + lines.size() < kBufferBytes) {
     buffer_.append(lines.data(), lines.size());
     return;
   }

@@ -52,18 +52,6 @@ class MemoryLineSource final : public LineSource {
   std::string bytes_;
 };
 
-}  // namespace
-
-void LineSink::write_lines(std::string_view lines) {
-  while (!lines.empty()) {
-    const std::size_t end = lines.find('\n');
-    write_line(lines.substr(0, end));
-    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
-  }
-}
-
-namespace {
-
 void add(HydrateReport& report, const SessionIndex& index, Code code, Severity severity, std::uint64_t line,
          std::string message) {
   Diagnostic d;
@@ -110,6 +98,14 @@ bool HydrateReport::ok() const {
   for (const Diagnostic& d : diagnostics)
     if (d.severity == Severity::kError) return false;
   return true;
+}
+
+void LineSink::write_lines(std::string_view lines) {
+  while (!lines.empty()) {
+    const std::size_t end = lines.find('\n');
+    write_line(lines.substr(0, end));
+    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
+  }
 }
 
 std::unique_ptr<LineSource> make_fd_line_source(int fd, std::string name) {

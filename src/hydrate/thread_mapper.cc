@@ -999,12 +999,9 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   doc.set_residency(residency);
   bool parsed = doc.parse_plain(view, options.max_depth);
   if (!parsed) {
-    std::function<void(std::size_t)> rewritten, progress;
-    if (residency) {
-      rewritten = [residency](std::size_t at) { residency->rewritten(at, at + 4); };
-      progress = [residency](std::size_t offset) { residency->release_before(offset); };
-    }
-    neutralize_lone_surrogates(bytes, size, rewritten, progress);
+    std::function<void(std::size_t)> rewritten;
+    if (residency) rewritten = [residency](std::size_t at) { residency->rewritten(at, at + 4); };
+    neutralize_lone_surrogates(bytes, size, rewritten, doc.release_progress());
     if (residency) residency->release_before(size);
     doc = ThreadDocument();
     doc.set_residency(residency);

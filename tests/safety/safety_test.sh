@@ -210,6 +210,25 @@ wait_for_temp() {  # DIR PID: 0 once DIR holds a temporary file, 1 if PID ended 
   return 1
 }
 
+# DIR ERR MUTATION CMD...: runs CMD in the background (stderr to ERR) and
+# evaluates MUTATION once DIR holds CMD's temporary output; sets `seen` (1
+# when it did) and `code` (CMD's exit status).
+mutate_while_writing() {
+  local dir=$1 err=$2 mutation=$3 pid
+  shift 3
+  "$@" 2> "$err" &
+  pid=$!
+  seen=0
+  wait_for_temp "$dir" $pid && seen=1
+  eval "$mutation"
+  wait $pid
+  code=$?
+}
+# DIR: the command ended with exit 1 and PH904, and left nothing in DIR.
+refused_as_changed() {
+  [ $code -eq 1 ] && grep -q "PH904" "$1/err.txt" && [ ! -e "$1/out.jsonl" ] && [ "$(leftovers "$1")" -eq 0 ]
+}
+
 # A signal: killed by it, no output, no temporary file. A background job of a
 # script starts with SIGINT ignored and pi-hydrate keeps an ignored signal
 # ignored, so the default action is restored before exec.
@@ -236,16 +255,10 @@ signal_mid_write HUP 129
 # exit 1 (PH904), no output, no temporary file.
 cp "$big" "$work/changing.jsonl"
 mkdir -p "$work/ch"
-"$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/ch/out.jsonl" 2> "$work/ch/err.txt" &
-pid=$!
-seen=0
-wait_for_temp "$work/ch" $pid && seen=1
-printf '{"type":"custom","id":"ffff0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}\n' \
-  >> "$work/changing.jsonl"
-wait $pid
-code=$?
-check "input changed mid-read: exit 1 (PH904), no output, no temporary file" \
-  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/ch/err.txt" && [ ! -e "$work/ch/out.jsonl" ] && [ "$(leftovers "$work/ch")" -eq 0 ]'
+extra='{"type":"custom","id":"ffff0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}'
+mutate_while_writing "$work/ch" "$work/ch/err.txt" 'printf "%s\n" "$extra" >> "$work/changing.jsonl"' \
+  "$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/ch/out.jsonl"
+check "input changed mid-read: exit 1 (PH904), no output, no temporary file" '[ $seen -eq 1 ] && refused_as_changed "$work/ch"'
 rm -f "$work/changing.jsonl"
 
 # A thread export is read in place (mapped): one that grows while it is
@@ -265,15 +278,10 @@ truncate_once_mapped() {
 }
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
 mkdir -p "$work/cht"
-"$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/cht/out.jsonl" 2> "$work/cht/err.txt" &
-pid=$!
-seen=0
-wait_for_temp "$work/cht" $pid && seen=1
-printf '\n' >> "$work/changing.json"
-wait $pid
-code=$?
+mutate_while_writing "$work/cht" "$work/cht/err.txt" 'printf "\n" >> "$work/changing.json"' \
+  "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/cht/out.jsonl"
 check "thread export changed mid-read: exit 1 (PH904), no output, no temporary file" \
-  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/cht/err.txt" && [ ! -e "$work/cht/out.jsonl" ] && [ "$(leftovers "$work/cht")" -eq 0 ]'
+  '[ $seen -eq 1 ] && refused_as_changed "$work/cht"'
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
 mkdir -p "$work/trt"
 "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/trt/out.jsonl" 2> "$work/trt/err.txt" &
@@ -282,7 +290,7 @@ truncate_once_mapped "$work/changing.json" $pid && mapped=1 || mapped=0
 wait $pid
 code=$?
 check "thread export cut short mid-read: exit 1 (PH904), no crash, no output, no temporary file" \
-  '[ $mapped -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trt/err.txt" && [ ! -e "$work/trt/out.jsonl" ] && [ "$(leftovers "$work/trt")" -eq 0 ]'
+  '[ $mapped -eq 1 ] && refused_as_changed "$work/trt"'
 # The same into an --agent-dir that does not exist yet, with --report json:
 # the report is JSON, and the directories made for the output are gone.
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
@@ -299,15 +307,10 @@ rm -f "$work/changing.json"
 # the size check after it notices.
 python3 "$root/tools/gen_corpus.py" --kind session --size 48M --seed 3 -o "$work/changing.jsonl"
 mkdir -p "$work/trs"
-"$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/trs/out.jsonl" 2> "$work/trs/err.txt" &
-pid=$!
-seen=0
-wait_for_temp "$work/trs" $pid && seen=1
-truncate -s 4096 "$work/changing.jsonl"
-wait $pid
-code=$?
+mutate_while_writing "$work/trs" "$work/trs/err.txt" 'truncate -s 4096 "$work/changing.jsonl"' \
+  "$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/trs/out.jsonl"
 check "session cut short while its lines are written: exit 1 (PH904), no output, no temporary file" \
-  '[ $seen -eq 1 ] && [ $code -eq 1 ] && grep -q "PH904" "$work/trs/err.txt" && [ ! -e "$work/trs/out.jsonl" ] && [ "$(leftovers "$work/trs")" -eq 0 ]'
+  '[ $seen -eq 1 ] && refused_as_changed "$work/trs"'
 rm -f "$work/changing.jsonl"
 
 # ---- Contained paths: names derived from the input or the options never put
