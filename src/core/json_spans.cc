@@ -121,14 +121,18 @@ std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues
   return i;
 }
 
-std::string json_string_value(std::string_view s, std::size_t pos) {
+namespace {
+
+// The contents of the string literal at `pos` whose closing quote is at `end`.
+std::string string_contents(std::string_view s, std::size_t pos, std::size_t end) {
   std::string out;
-  std::size_t end = string_end(s, pos, nullptr) - 1;
   for (std::size_t i = pos + 1; i < end; ++i) {
-    if (s[i] != '\\') {
-      out += s[i];
-      continue;
-    }
+    // Runs without a backslash, nearly all of every string, are copied whole.
+    const void* slash = std::memchr(s.data() + i, '\\', end - i);
+    const std::size_t run_end = slash ? static_cast<std::size_t>(static_cast<const char*>(slash) - s.data()) : end;
+    out.append(s.data() + i, run_end - i);
+    i = run_end;
+    if (i >= end) break;
     char e = s[++i];
     switch (e) {
       case 'n': out += '\n'; break;
@@ -156,6 +160,12 @@ std::string json_string_value(std::string_view s, std::size_t pos) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string json_string_value(std::string_view s, std::size_t pos) {
+  return string_contents(s, pos, string_end(s, pos, nullptr) - 1);
 }
 
 std::string json_quote(std::string_view text) {
@@ -273,13 +283,14 @@ std::string compact_json(std::string_view text) {
 
 std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known) {
   std::vector<MemberSpan> out;
+  out.reserve(8);  // most objects have fewer; growing one member at a time moved every key
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
     const std::size_t before = i;
     MemberSpan m;
     m.begin = i;
     std::size_t key_end = string_end(s, i, known);
-    m.key = json_string_value(s, i);
+    m.key = string_contents(s, i, key_end - 1);
     i = skip_json_ws(s, key_end);
     if (i < s.size() && s[i] == ':') ++i;
     m.value_begin = skip_json_ws(s, i);
@@ -386,6 +397,7 @@ void LongValues::clear() {
   strings_.clear();
   containers_.clear();
   loose_.clear();
+  string_hint_ = container_hint_ = 0;
 }
 
 void LongValues::finish() {
@@ -397,8 +409,26 @@ bool LongValues::container_is_compact(std::size_t begin) const {
   return container_end_of(begin) != 0 && !std::binary_search(loose_.begin(), loose_.end(), begin);
 }
 
-std::size_t LongValues::end_in(const Spans& spans, std::size_t begin) {
-  auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(begin, std::size_t{0}));
+std::size_t LongValues::end_in(const Spans& spans, std::size_t& hint, std::size_t begin) {
+  // The first span starting at or after `begin` lies in [lo, hi]; the bounds
+  // widen from the hint, doubling, until they hold it.
+  const std::size_t n = spans.size();
+  std::size_t lo = std::min(hint, n), hi = lo;
+  if (lo < n && spans[lo].first < begin) {
+    lo = hi = lo + 1;
+    for (std::size_t step = 1; hi < n && spans[hi].first < begin; step <<= 1) {
+      lo = hi + 1;
+      hi = std::min(n, hi + step);
+    }
+  } else {
+    for (std::size_t step = 1; lo > 0 && spans[lo - 1].first >= begin; step <<= 1) {
+      hi = lo - 1;
+      lo = lo > step ? lo - step : 0;
+    }
+  }
+  auto it = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(lo), spans.begin() + static_cast<std::ptrdiff_t>(hi),
+                             std::make_pair(begin, std::size_t{0}));
+  hint = static_cast<std::size_t>(it - spans.begin());
   return it != spans.end() && it->first == begin ? it->second : 0;
 }
 

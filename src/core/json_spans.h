@@ -58,8 +58,8 @@ class LongValues {
   }
   void finish();
   // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.
-  std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, begin); }
-  std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, begin); }
+  std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, string_hint_, begin); }
+  std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, container_hint_, begin); }
   // True when the container starting at `begin` is indexed and has no
   // whitespace between its tokens: a line made of it needs no compacting.
   bool container_is_compact(std::size_t begin) const;
@@ -70,9 +70,15 @@ class LongValues {
 
  private:
   using Spans = std::vector<std::pair<std::size_t, std::size_t>>;  // (first byte, one past the last), sorted
-  static std::size_t end_in(const Spans& spans, std::size_t begin);
+  // Walks go front to back nearly always, so each search starts where the
+  // last one ended (`hint`) and gallops: a few steps instead of a binary
+  // search over every long value of the document. The hints make lookups
+  // not thread-safe; a LongValues belongs to one reader.
+  static std::size_t end_in(const Spans& spans, std::size_t& hint, std::size_t begin);
   Spans strings_;
   Spans containers_;
+  mutable std::size_t string_hint_ = 0;
+  mutable std::size_t container_hint_ = 0;
   std::vector<std::size_t> loose_;  // first bytes of the containers with whitespace inside, sorted
 };
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 namespace pihydrate {
 namespace {
@@ -98,6 +100,57 @@ TEST(LongValuesTest, KnownEndsGiveTheSameSpans) {
   EXPECT_EQ(known.container_end_of(0), doc.size());
   EXPECT_EQ(json_value_end(doc, 0, &known), doc.size());
   EXPECT_EQ(known.container_end_of(doc.find("{\"k\"")), json_value_end(doc, doc.find("{\"k\"")));
+}
+
+// Lookups start where the last one ended and gallop from there: in any
+// order (forward, back, far, near, absent), each must give what a plain
+// search of the spans gives.
+TEST(LongValuesTest, LookupsInAnyOrderFindWhatASearchFinds) {
+  std::mt19937 rng(11);
+  std::string doc = "[";
+  std::vector<std::size_t> starts;
+  for (int i = 0; i < 3000; ++i) {
+    if (i) doc += ",";
+    if (rng() % 3 == 0) {
+      doc += "1";  // a short value between the long ones
+    } else {
+      starts.push_back(doc.size());
+      doc += "\"" + std::string(LongValues::kMinLength + rng() % 40, 'a') + "\"";
+    }
+  }
+  doc += "]";
+  LongValues known;
+  known.index(doc);
+  std::vector<std::size_t> queries;
+  for (std::size_t at : starts) queries.push_back(at);                       // front to back
+  for (std::size_t i = starts.size(); i-- > 0;) queries.push_back(starts[i]);  // back to front
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t at = starts[rng() % starts.size()];
+    queries.push_back(rng() % 4 == 0 ? at + 1 : at);  // sometimes not a value's start
+    if (rng() % 2) queries.push_back(starts[(rng() % starts.size()) / 64 * 64]);  // a far jump
+  }
+  queries.push_back(0);
+  queries.push_back(doc.size() + 10);
+  for (std::size_t at : queries) {
+    const bool is_start = std::binary_search(starts.begin(), starts.end(), at);
+    const std::size_t expected = is_start ? json_value_end(doc, at) : 0;
+    ASSERT_EQ(known.string_end_of(at), expected) << at;
+  }
+}
+
+// Keys and values are copied a run at a time between escapes: every escape,
+// at the start, the end and next to each other, must still be decoded.
+TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {
+  EXPECT_EQ(json_string_value(R"("\"start")", 0), "\"start");
+  EXPECT_EQ(json_string_value(R"("end\\")", 0), "end\\");
+  EXPECT_EQ(json_string_value(R"("\n\t\r\b\f\/\\\"")", 0), "\n\t\r\b\f/\\\"");
+  EXPECT_EQ(json_string_value(R"("a\u00e9b\ud83d\ude00c\ud800d")", 0), "a\xC3\xA9" "b\xF0\x9F\x98\x80" "c\xEF\xBF\xBD" "d");
+  EXPECT_EQ(json_string_value(R"("")", 0), "");
+  EXPECT_EQ(json_string_value(R"("plain text, no escape")", 0), "plain text, no escape");
+  const auto members = object_members(R"({"k\"ey":1,"\u0069d":2})", 0);
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(members[0].key, "k\"ey");
+  EXPECT_EQ(members[1].key, "id");
 }
 
 // A string's end, found one byte at a time: what the 64-byte scan must give
