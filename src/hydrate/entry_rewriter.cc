@@ -188,6 +188,15 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
     finish(edits);
     return;
   }
+  // A v1 entry (a converted thread's, nearly all) has neither: both go right
+  // after its "type" value, as the walk below would put them.
+  if (!edits_message && !has_references && !e.id.present() && !e.parent_id.present() && e.type_field.is_string()) {
+    ByteEdits edits;
+    const std::size_t type_at = e.type_field.column - 1;
+    edits.insert(json_value_end(line, type_at), ",\"id\":" + id + ",\"parentId\":" + parent);
+    finish(edits);
+    return;
+  }
   std::size_t ob = skip_json_ws(line, 0);
   auto members = object_members(line, ob);
   ByteEdits edits;
