@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "pihydrate/chunked_vector.h"
@@ -226,5 +228,32 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name,
 // options.two_threads is false); the index is the one build_session_index
 // gives. Throws IoError.
 SessionIndex build_file_index(int fd, std::string display_name, const IndexOptions& options = {});
+
+// Writes a file and indexes it on a second thread, block by block, while the
+// caller produces the blocks: a thread export's converter keeps one core busy
+// and hands its lines over; the other core writes them to the spool file and
+// indexes them, so the index is ready when the conversion ends. The index is
+// build_session_index's of the whole file.
+class SpoolIndexer {
+ public:
+  SpoolIndexer(int fd, std::string display_name, const IndexOptions& options = {});
+  ~SpoolIndexer();  // stops and waits for the thread; what it had is dropped
+  SpoolIndexer(const SpoolIndexer&) = delete;
+  SpoolIndexer& operator=(const SpoolIndexer&) = delete;
+
+  // Takes `block` (whole lines, '\n'-terminated) and leaves an empty buffer
+  // in its place, to be filled again. Waits while a few blocks are pending.
+  // Throws the IoError that stopped the writing thread, if one did.
+  void append(std::string& block);
+  // No more blocks: waits until everything is written and indexed, and
+  // returns the index. Throws IoError as append does.
+  SessionIndex finish();
+
+ private:
+  class Source;
+  std::unique_ptr<Source> source_;
+  SessionIndex index_;
+  std::thread thread_;
+};
 
 }  // namespace pihydrate

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,10 +37,11 @@ struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
   std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
-  // When >= 0, the converted session is written to this file descriptor (at
-  // its current position) instead of ConvertedThread::session, so a big
-  // export is not held in memory twice. Write errors throw IoError.
-  int spool_fd = -1;
+  // When set, the converted session is handed over in blocks of whole lines
+  // (about a MiB each) instead of being kept in ConvertedThread::session, so a
+  // big export is not held in memory twice (SpoolIndexer::append takes them).
+  // The callee takes the block's bytes and leaves a buffer to fill again.
+  std::function<void(std::string& block)> spool;
   ExportResidency* residency = nullptr;  // told which bytes can leave memory (optional)
 };
 

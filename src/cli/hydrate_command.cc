@@ -456,7 +456,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     // The converted session goes to a temporary file, and the export's bytes
     // are freed before the session is read: a big export is never held twice.
     spool.fd = make_unlinked_temp("the converted thread");
-    to.spool_fd = spool.fd;
+    // The converter keeps one core busy; the other writes and indexes what it converts.
+    SpoolIndexer spool_indexer(spool.fd, display, ho.index);
+    to.spool = [&spool_indexer](std::string& block) { spool_indexer.append(block); };
     if (auto mapped = MappedFile::map(input_fd.fd)) {
       // Read in place: pages the converter is done with leave memory, so
       // the peak does not follow the export's size.
@@ -481,7 +483,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
     if (!ho.session_id) ho.session_id = thread.session_id;
     if (!ho.timestamp) ho.timestamp = thread.timestamp;
-    index = build_file_index(spool.fd, display, ho.index);
+    index = spool_indexer.finish();
+    to.spool = nullptr;
     lines = make_fd_line_source(spool.fd, display);
   } else {
     index = build_file_index(input_fd.fd, display, ho.index);

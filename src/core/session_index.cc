@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/entry_scanner.h"
@@ -268,6 +270,124 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
     return in_one_pass();
   append_half(head, std::move(tail), split);
   return head;
+}
+
+// The blocks handed to a SpoolIndexer, as the ByteSource its thread indexes:
+// each block is written to the file when the reader reaches it.
+class SpoolIndexer::Source final : public ByteSource {
+ public:
+  Source(int fd, const std::string& name) : fd_(fd), name_(name) {}
+
+  // The writer's side.
+  void append(std::string& block) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return pending_.size() < kMaxPending || error_; });
+    if (error_) std::rethrow_exception(error_);
+    pending_.push_back(std::move(block));
+    block.clear();
+    if (!spare_.empty()) {
+      block = std::move(spare_.back());  // an emptied buffer keeps its capacity
+      spare_.pop_back();
+    }
+    changed_.notify_all();
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  void rethrow_error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  // The indexing thread's side.
+  std::size_t read(char* buffer, std::size_t size) override {
+    while (at_ == current_.size()) {
+      if (!next_block()) return 0;
+    }
+    size = std::min(size, current_.size() - at_);
+    std::memcpy(buffer, current_.data() + at_, size);
+    at_ += size;
+    return size;
+  }
+  // After the scan, whether or not it read everything (the entry cap stops it).
+  void write_the_rest() {
+    while (next_block()) {
+    }
+  }
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t kMaxPending = 2;  // enough to keep both threads busy; each is a MiB of memory
+
+  // Takes the next block and writes it; false once the writer has closed.
+  bool next_block() {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      current_.clear();
+      if (current_.capacity() > 0) spare_.push_back(std::move(current_));
+      changed_.wait(lock, [&] { return !pending_.empty() || closed_; });
+      if (pending_.empty()) return false;
+      current_ = std::move(pending_.front());
+      pending_.pop_front();
+      changed_.notify_all();
+    }
+    at_ = 0;
+    const char* p = current_.data();
+    std::size_t left = current_.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw IoError("cannot write " + name_ + ": " + std::strerror(errno));
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  int fd_;
+  const std::string& name_;
+  std::string current_;  // the block being read, already written
+  std::size_t at_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> pending_;
+  std::vector<std::string> spare_;
+  bool closed_ = false;
+  std::exception_ptr error_;
+};
+
+SpoolIndexer::SpoolIndexer(int fd, std::string display_name, const IndexOptions& options) {
+  index_.file = std::move(display_name);
+  source_ = std::make_unique<Source>(fd, index_.file);
+  thread_ = std::thread([this, options] {
+    try {
+      scan_lines(*source_, options, true, index_);
+      source_->write_the_rest();
+    } catch (...) {
+      source_->fail(std::current_exception());
+    }
+  });
+}
+
+SpoolIndexer::~SpoolIndexer() {
+  source_->close();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SpoolIndexer::append(std::string& block) { source_->append(block); }
+
+SessionIndex SpoolIndexer::finish() {
+  source_->close();
+  thread_.join();
+  source_->rethrow_error();
+  return std::move(index_);
 }
 
 }  // namespace pihydrate

@@ -91,7 +91,7 @@ class ThreadDocument {
   // access maps a few neighbouring pages in. Once accesses have moved
   // kTouchStep away from where the last release happened, everything is
   // released: what stays resident is about one step of the export.
-  static constexpr std::size_t kTouchStep = std::size_t{16} << 20;
+  static constexpr std::size_t kTouchStep = std::size_t{4} << 20;
   mutable std::size_t touch_anchor_ = 0;
   void touch(std::size_t offset) const {
     if (residency_ && (offset >= touch_anchor_ + kTouchStep || offset + kTouchStep <= touch_anchor_)) {

@@ -90,16 +90,44 @@ std::string normalize_space(const std::string& s) {
   return out;
 }
 
+// The entry kinds the mapper reads (others are skipped with a warning).
+enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction };
+
+Kind kind_of(std::string_view text) {
+  if (text == "chat") return Kind::kChat;
+  if (text == "pi.user") return Kind::kPiUser;
+  if (text == "pi.assistant") return Kind::kPiAssistant;
+  if (text == "pi.tool_result" || text == "pi.tool-result") return Kind::kPiToolResult;
+  if (text == "pi.chunk") return Kind::kPiChunk;
+  if (text == "pi.compaction") return Kind::kPiCompaction;
+  return Kind::kUnknown;
+}
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::kChat: return "chat";
+    case Kind::kPiUser: return "pi.user";
+    case Kind::kPiAssistant: return "pi.assistant";
+    case Kind::kPiToolResult: return "pi.tool_result";
+    case Kind::kPiChunk: return "pi.chunk";
+    case Kind::kPiCompaction: return "pi.compaction";
+    case Kind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+// One entry of the export. A big export has a hundred thousand of them, all
+// held until the end: what can be derived (the path) is not stored.
 struct Envelope {
   std::size_t index = 0;  // position in the export
   JsonRef ref;
   std::string id;
-  std::string kind;
+  Kind kind = Kind::kChat;
   JsonRef payload;  // data or payload
   JsonRef message;  // pi.assistant / pi.tool_result / pi.user
   JsonRef ts;
   std::int64_t order_key = 0;
-  std::string path;
+  std::string path() const { return "entries[" + std::to_string(index) + "]"; }
 };
 
 struct Item {
@@ -163,7 +191,7 @@ class Mapper {
   const std::string& file_;
   const ThreadOptions& options_;
   ConvertedThread& out_;
-  std::string spool_buffer_;  // lines not yet written to options_.spool_fd
+  std::string spool_buffer_;  // lines not yet handed to options_.spool
   JsonRef thread_;
   std::vector<Envelope> envs_;
   std::vector<Item> items_;
@@ -218,40 +246,40 @@ bool Mapper::read_envelopes() {
   }
   std::unordered_map<std::string, std::size_t> seen;
   bool any_seq = false;
+  envs_.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     Envelope e;
     e.index = i;
     e.ref = entries[i];
-    e.path = "entries[" + std::to_string(i) + "]";
     if (doc_.kind(e.ref) != RefKind::kObject) {
-      error(e.path, e.ref.begin, "expected an object");
+      error(e.path(), e.ref.begin, "expected an object");
       continue;
     }
     const auto em = doc_.members(e.ref);  // read the envelope once
     JsonRef id = ThreadDocument::find(em, "id");
     if (doc_.kind(id) != RefKind::kString || doc_.string_value(id).empty()) {
-      error(e.path + ".id", id.valid() ? id.begin : e.ref.begin, id.valid() ? "expected a non-empty string" : "missing");
+      error(e.path() + ".id", id.valid() ? id.begin : e.ref.begin, id.valid() ? "expected a non-empty string" : "missing");
       continue;
     }
     e.id = doc_.string_value(id);
     if (auto it = seen.find(e.id); it != seen.end()) {
-      error(e.path + ".id", id.begin, "duplicate id " + quote_for_message(e.id) + " (first used by entries[" +
+      error(e.path() + ".id", id.begin, "duplicate id " + quote_for_message(e.id) + " (first used by entries[" +
                                           std::to_string(it->second) + "])");
       continue;
     }
     seen[e.id] = i;
     JsonRef kind = ThreadDocument::find(em, "kind");
     if (doc_.kind(kind) != RefKind::kString) {
-      error(e.path + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
+      error(e.path() + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
       continue;
     }
-    e.kind = doc_.string_value(kind);
-    if (e.kind == "pi.tool-result") e.kind = "pi.tool_result";
+    const std::string kind_text = doc_.string_value(kind);
+    e.kind = kind_of(kind_text);
     e.ts = ThreadDocument::find(em, "ts");
     JsonRef seq = ThreadDocument::find(em, "seq");
     if (seq.valid()) {
       if (doc_.kind(seq) != RefKind::kNumber || !parse_int64(doc_.raw(seq), e.order_key)) {
-        error(e.path + ".seq", seq.begin, "expected an integer of at most 64 bits");
+        error(e.path() + ".seq", seq.begin, "expected an integer of at most 64 bits");
         continue;
       }
       any_seq = true;
@@ -261,8 +289,8 @@ bool Mapper::read_envelopes() {
     e.payload = ThreadDocument::find(em, "data");
     if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
     // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
-    const std::string payload_path = e.path + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
-    if (e.kind == "pi.assistant" || e.kind == "pi.tool_result" || e.kind == "pi.user") {
+    const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
+    if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
       if (doc_.kind(e.payload) != RefKind::kObject) {
         error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
               e.payload.valid() ? "expected an object" : "missing");
@@ -276,39 +304,39 @@ bool Mapper::read_envelopes() {
               e.message.valid() ? "expected an object" : "missing");
         continue;
       }
-      const char* want = e.kind == "pi.assistant" ? "assistant" : e.kind == "pi.tool_result" ? "toolResult" : "user";
+      const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
       const JsonRef role_ref = ThreadDocument::find(e.message.begin == e.payload.begin ? pm : doc_.members(e.message), "role");
       std::string role = doc_.string_value(role_ref);
       if (role != want) {
         error(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
-              "expected \"" + std::string(want) + "\" for a " + e.kind + " entry, found " +
+              "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
                   (role.empty() ? std::string("none") : quote_for_message(role)));
         continue;
       }
-    } else if (e.kind == "chat") {
+    } else if (e.kind == Kind::kChat) {
       std::string role = doc_.string_value(ThreadDocument::find(em, "role"));
       if (role != "user" && role != "assistant" && role != "system") {
-        error(e.path + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
+        error(e.path() + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
         continue;
       }
       if (doc_.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
-        error(e.path + ".text", e.ref.begin, "missing (a chat entry needs its text)");
+        error(e.path() + ".text", e.ref.begin, "missing (a chat entry needs its text)");
         continue;
       }
-    } else if (e.kind == "pi.chunk") {
+    } else if (e.kind == Kind::kPiChunk) {
       if (doc_.kind(doc_.member(e.payload, "event")) != RefKind::kObject) {
-        warn(e.path, e.ref.begin, "pi.chunk without data.event; skipped");
+        warn(e.path(), e.ref.begin, "pi.chunk without data.event; skipped");
         out_.repairs["skipped-chunk-without-event"]++;
         continue;
       }
-    } else if (e.kind == "pi.compaction") {
+    } else if (e.kind == Kind::kPiCompaction) {
       if (doc_.kind(e.payload) != RefKind::kObject) {
         error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
               e.payload.valid() ? "expected an object" : "missing");
         continue;
       }
     } else {
-      warn(e.path + ".kind", kind.begin, "unknown kind " + quote_for_message(e.kind) + "; the entry is skipped");
+      warn(e.path() + ".kind", kind.begin, "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
       out_.repairs["skipped-unknown-kind"]++;
       continue;
     }
@@ -352,13 +380,13 @@ void Mapper::plan_echoes_and_user_replacements() {
   // envelopes per chat turn, and reading a member walks the whole entry.
   std::vector<std::string> roles(n);
   for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == "chat") roles[i] = doc_.string_value(doc_.member(envs_[i].ref, "role"));
+    if (envs_[i].kind == Kind::kChat) roles[i] = doc_.string_value(doc_.member(envs_[i].ref, "role"));
   auto chat_role = [&](std::size_t i) -> const std::string& { return roles[i]; };
   // previous_user[i]: the nearest chat user turn before envelope i, or -1.
   std::vector<std::int64_t> previous_user(n, -1);
   for (std::size_t i = 1; i < n; ++i) previous_user[i] = roles[i - 1] == "user" ? static_cast<std::int64_t>(i - 1) : previous_user[i - 1];
   for (std::size_t i = 0; i < n; ++i) {
-    if (envs_[i].kind != "pi.user") continue;
+    if (envs_[i].kind != Kind::kPiUser) continue;
     std::int64_t target = -1;
     std::string chat_ref = doc_.string_value(doc_.member(envs_[i].payload, "chatRef"));
     if (!chat_ref.empty()) {
@@ -399,7 +427,7 @@ void Mapper::plan_echoes_and_user_replacements() {
     std::string ref = doc_.string_value(doc_.member(envs_[i].ref, "piRef"));
     if (!ref.empty()) {
       auto it = pos_of_id.find(ref);
-      if (it != pos_of_id.end() && envs_[it->second].kind == "pi.assistant") {
+      if (it != pos_of_id.end() && envs_[it->second].kind == Kind::kPiAssistant) {
         dropped_[i] = 1;
         out_.repairs["dropped-assistant-echo"]++;
         continue;
@@ -409,7 +437,7 @@ void Mapper::plan_echoes_and_user_replacements() {
     const std::size_t lo = turn_start[i], hi = turn_end[i];
     std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref, "text")));
     for (std::size_t j = lo; j <= hi; ++j) {
-      if (envs_[j].kind != "pi.assistant") continue;
+      if (envs_[j].kind != Kind::kPiAssistant) continue;
       const auto& [spaced, glued] = assistant_texts(j);
       if (spaced == text || glued == text) {
         dropped_[i] = 1;
@@ -438,11 +466,11 @@ void Mapper::plan_chunk_groups() {
   };
   std::unordered_map<std::string, bool> final_timestamps;
   for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == "pi.assistant")
+    if (envs_[i].kind == Kind::kPiAssistant)
       final_timestamps[std::string(doc_.raw(doc_.member(envs_[i].message, "timestamp")))] = true;
   for (std::size_t i = 0; i < n; ++i) {
     const Envelope& e = envs_[i];
-    if (e.kind == "pi.chunk") {
+    if (e.kind == Kind::kPiChunk) {
       dropped_[i] = 1;
       JsonRef key = doc_.member(e.payload, "streamKey");
       if (key.valid()) {
@@ -452,9 +480,9 @@ void Mapper::plan_chunk_groups() {
       } else {
         run.push_back(i);
       }
-    } else if (e.kind == "pi.assistant") {
+    } else if (e.kind == Kind::kPiAssistant) {
       close_run(true);
-    } else if (e.kind == "pi.tool_result") {
+    } else if (e.kind == Kind::kPiToolResult) {
       close_run(false);
     }
   }
@@ -468,7 +496,7 @@ void Mapper::plan_chunk_groups() {
   for (auto& group : open_runs) {
     const Envelope& last = envs_[group.back()];
     if (options_.partial == PartialPolicy::kDrop) {
-      warn(last.path, last.ref.begin,
+      warn(last.path(), last.ref.begin,
            "an interrupted stream of " + std::to_string(group.size()) +
                " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)");
       out_.repairs["dropped-interrupted-stream"]++;
@@ -649,7 +677,7 @@ std::string Mapper::chat_user_line(const Envelope& e) {
       JsonRef data = doc_.member(a, "data"), mime = doc_.member(a, "mimeType");
       std::string type = doc_.string_value(doc_.member(a, "type"));
       if ((type != "image" && !type.empty()) || doc_.kind(data) != RefKind::kString || doc_.kind(mime) != RefKind::kString) {
-        warn(e.path + ".attachments[" + std::to_string(k) + "]", a.begin,
+        warn(e.path() + ".attachments[" + std::to_string(k) + "]", a.begin,
              "not an image with data and mimeType; left out");
         out_.repairs["skipped-attachment"]++;
         continue;
@@ -732,7 +760,7 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
   std::string api, provider, model;
   resume_model(api, provider, model);
   if (content == "[]") {
-    warn(last.path, last.ref.begin, "an interrupted stream has nothing to keep; dropped");
+    warn(last.path(), last.ref.begin, "an interrupted stream has nothing to keep; dropped");
     out_.repairs["dropped-interrupted-stream"]++;
     return {};
   }
@@ -755,7 +783,7 @@ void Mapper::push(std::size_t env, std::string line, bool compact) {
   item_of_env_[env] = static_cast<std::int64_t>(items_.size() - 1);
   const Envelope& e = envs_[env];
   ThreadOrigin o;
-  o.path = e.path;
+  o.path = e.path();
   o.envelope_id = e.id;
   doc_.position(e.ref.begin, o.line, o.column);
   out_.origins.push_back(std::move(o));
@@ -764,25 +792,17 @@ void Mapper::push(std::size_t env, std::string line, bool compact) {
 // One line of the converted session (compacted: a pretty-printed export must
 // still give one line per entry), into memory or the spool file.
 void Mapper::emit_line(std::string_view line, bool compact) {
-  std::string& target = options_.spool_fd >= 0 ? spool_buffer_ : out_.session;
+  std::string& target = options_.spool ? spool_buffer_ : out_.session;
   const std::size_t before = target.size();
   if (compact) target.append(line);
   else append_compact_json(target, line);
   target += '\n';
   out_.session_bytes += target.size() - before;
-  if (options_.spool_fd >= 0 && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();
+  if (options_.spool && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();
 }
 
 void Mapper::flush_spool() {
-  const char* p = spool_buffer_.data();
-  std::size_t left = spool_buffer_.size();
-  while (left > 0) {
-    ssize_t n = ::write(options_.spool_fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw IoError(std::string("cannot write the converted thread to a temporary file: ") + std::strerror(errno));
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  if (options_.spool && !spool_buffer_.empty()) options_.spool(spool_buffer_);
   spool_buffer_.clear();
 }
 
@@ -796,7 +816,7 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
       doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
     const bool was_aborted = doc_.raw(aborted) == "true";
-    warn(e.path, e.ref.begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    warn(e.path(), e.ref.begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
     out_.repairs[was_aborted ? "skipped-aborted-compaction" : "skipped-compaction-without-summary"]++;
     skipped = true;
     return {};
@@ -815,7 +835,7 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
       std::int64_t target = replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])] : first_item_from(j);
       if (target >= 0) anchor = target, how = "firstKeptRef";
     }
-    if (anchor < 0) warn(e.path + ".data.firstKeptRef", e.ref.begin, "names no earlier entry; falling back");
+    if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref.begin, "names no earlier entry; falling back");
   }
   std::string pi_id = doc_.string_value(doc_.member(result, "firstKeptEntryId"));
   if (anchor < 0 && !pi_id.empty()) {
@@ -870,7 +890,7 @@ void Mapper::emit_all() {
       if (!line.empty()) push(i, std::move(line));
     }
     if (dropped_[i]) continue;
-    if (e.kind == "chat") {
+    if (e.kind == Kind::kChat) {
       std::string role = doc_.string_value(doc_.member(e.ref, "role"));
       if (role == "user") {
         if (replaced_by_[i] >= 0) {
@@ -887,20 +907,20 @@ void Mapper::emit_all() {
       } else {
         out_.repairs["dropped-system-chat"]++;
       }
-    } else if (e.kind == "pi.user") {
+    } else if (e.kind == Kind::kPiUser) {
       push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
                   ",\"message\":" + std::string(doc_.raw(e.message)) + "}");
       items_.back().is_user_turn = true;
-    } else if (e.kind == "pi.assistant") {
+    } else if (e.kind == Kind::kPiAssistant) {
       // The message is copied verbatim around edits that add no whitespace.
       push(i, assistant_line(e), doc_.is_compact(e.message));
       for (JsonRef block : doc_.elements(doc_.member(e.message, "content")))
         if (doc_.string_value(doc_.member(block, "type")) == "toolCall")
           items_.back().tool_call_ids.push_back(doc_.string_value(doc_.member(block, "id")));
-    } else if (e.kind == "pi.tool_result") {
+    } else if (e.kind == Kind::kPiToolResult) {
       push(i, tool_result_line(e), doc_.is_compact(e.message));
       items_.back().tool_result_for = doc_.string_value(doc_.member(e.message, "toolCallId"));
-    } else if (e.kind == "pi.compaction") {
+    } else if (e.kind == Kind::kPiCompaction) {
       bool skipped = false;
       std::string line = compaction_line(i, items_.size(), skipped);
       if (!skipped) push(i, std::move(line));
@@ -936,7 +956,7 @@ void Mapper::run() {
   ThreadOrigin thread_origin;
   thread_origin.path = "thread";
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
-  if (options_.spool_fd < 0) out_.session.reserve(doc_.bytes().size() + 4096);
+  if (!options_.spool) out_.session.reserve(doc_.bytes().size() + 4096);
   emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
             json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
   out_.origins.push_back(thread_origin);

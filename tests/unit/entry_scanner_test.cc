@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <random>
 #include <sstream>
 
 #include "core/utf8.h"
+#include "pihydrate/errors.h"
 #include "pihydrate/session_index.h"
 
 namespace pihydrate {
@@ -249,8 +254,57 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
     const std::string streamed = describe_index(build_session_index(*source, "f", one));
     EXPECT_EQ(parallel, sequential) << "cap " << cap;
     EXPECT_EQ(streamed, sequential) << "cap " << cap;
+
+    // Handed over in blocks of whole lines, of any size, the file is written
+    // whole (past the entry cap too) and indexed as one scan would.
+    FILE* spool = std::tmpfile();
+    ASSERT_NE(spool, nullptr);
+    std::mt19937 rng(static_cast<unsigned>(cap));
+    std::string spooled;
+    {
+      SpoolIndexer indexer(fileno(spool), "f", one);
+      std::string block;
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t want = rng() % 3 == 0 ? rng() % 100 : rng() % (std::size_t{3} << 20);
+        std::size_t end = text.find('\n', std::min(text.size(), at + want));
+        end = end == std::string::npos ? text.size() : end + 1;
+        block.assign(text, at, end - at);
+        indexer.append(block);
+        EXPECT_TRUE(block.empty());
+        at = end;
+      }
+      spooled = describe_index(indexer.finish());
+    }
+    EXPECT_EQ(spooled, sequential) << "cap " << cap;
+    std::string written(text.size() + 1, '\0');
+    ASSERT_EQ(::pread(fileno(spool), written.data(), written.size(), 0), static_cast<ssize_t>(text.size()));
+    written.resize(text.size());
+    EXPECT_TRUE(written == text) << "cap " << cap;
+    std::fclose(spool);
   }
   std::fclose(file);
+}
+
+TEST(FileIndexTest, ASpoolThatCannotBeWrittenFailsTheWriter) {
+  const int read_only = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(read_only, 0);
+  std::string block = "{\"type\":\"session\"}\n";
+  EXPECT_THROW(
+      {
+        SpoolIndexer indexer(read_only, "spool");
+        for (int i = 0; i < 8; ++i) {  // the thread's error reaches a later append or finish
+          block = "{\"type\":\"session\"}\n";
+          indexer.append(block);
+        }
+        indexer.finish();
+      },
+      IoError);
+  {
+    SpoolIndexer abandoned(read_only, "spool");  // dropped without finish: stops, does not hang
+    block = "{}\n";
+    abandoned.append(block);
+  }
+  ::close(read_only);
 }
 
 }  // namespace
