@@ -29,6 +29,7 @@ class MappedFile final : public ExportResidency {
 
   void release_before(std::size_t offset) override;
   void rewritten(std::size_t begin, std::size_t end) override;
+  void release_range(std::size_t begin, std::size_t end) override;
 
  private:
   MappedFile(char* data, std::size_t size) : data_(data), size_(size) {}

@@ -31,12 +31,22 @@ class ExportResidency {
   // The converter rewrote [begin, end) in place; those bytes must keep
   // their new content.
   virtual void rewritten(std::size_t begin, std::size_t end) = 0;
+  // The bytes in [begin, end) are not needed again soon. Unlike
+  // release_before it keeps no state, so two threads reading different parts
+  // of the export may call it at once. By default it does nothing.
+  virtual void release_range(std::size_t begin, std::size_t end) {
+    (void)begin;
+    (void)end;
+  }
 };
 
 struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
   std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
+  // Exports with at least this many entries are read on two threads (the
+  // result is the same; smaller ones are not worth a thread).
+  std::size_t two_threads_from = 4096;
   // When set, the converted session is handed over in blocks of whole lines
   // (about a MiB each) instead of being kept in ConvertedThread::session, so a
   // big export is not held in memory twice (SpoolIndexer::append takes them).

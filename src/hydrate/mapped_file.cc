@@ -49,6 +49,15 @@ void MappedFile::release_before(std::size_t offset) {
   released_ = offset;
 }
 
+void MappedFile::release_range(std::size_t begin, std::size_t end) {
+  // Whole pages inside the range only, and no bookkeeping: madvise may run
+  // on several threads, and pinned_ does not change once the converter reads.
+  end = std::min(end, size_);
+  const std::size_t first = (begin + page_size() - 1) / page_size();
+  const std::size_t last = end == size_ ? (size_ + page_size() - 1) / page_size() : end / page_size();
+  if (first < last) drop(first, last);
+}
+
 void MappedFile::drop(std::size_t begin_page, std::size_t end_page) {
   // Rewritten pages are private copies: dropping them would bring back the
   // file's bytes, so the range is cut around them.

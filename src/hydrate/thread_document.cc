@@ -213,7 +213,7 @@ std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   if (kind(array) != RefKind::kArray) return out;
   // A long array (the entries) is walked with releases on the way.
   std::function<void(std::size_t)> progress;
-  if (residency_) progress = [this](std::size_t offset) { touch(offset); };
+  if (residency_ || shared_residency_) progress = [this](std::size_t offset) { touch(offset); };
   for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress)) out.push_back({e.begin, e.end});
   return out;
 }

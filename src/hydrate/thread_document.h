@@ -3,6 +3,7 @@
 // line), and positions (line:col) for every value.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -48,6 +49,17 @@ class ThreadDocument {
     return [this](std::size_t offset) { residency_->release_before(offset); };
   }
 
+  // A reader of the same parsed document for another thread: the member
+  // cache and lookup hints are its own, and it lets go of the pages it read
+  // through ExportResidency::release_range (its release_before does nothing).
+  ThreadDocument second_reader() const {
+    ThreadDocument reader = *this;
+    reader.shared_residency_ = residency_;
+    reader.residency_ = nullptr;
+    reader.members_cache_ = {};
+    return reader;
+  }
+
   std::string_view bytes() const { return bytes_; }
   bool is_jsonl() const { return jsonl_; }
   JsonRef root() const { return root_; }                       // the document, or the JSONL header line
@@ -87,16 +99,26 @@ class ThreadDocument {
   mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
   std::string_view bytes_;
   ExportResidency* residency_ = nullptr;
+  ExportResidency* shared_residency_ = nullptr;  // a second reader's: the owner's residency
   // The mapper's phases each walk the entries front to back, and every
   // access maps a few neighbouring pages in. Once accesses have moved
-  // kTouchStep away from where the last release happened, everything is
-  // released: what stays resident is about one step of the export.
+  // kTouchStep away from where the last release happened, the owner releases
+  // everything; a second reader releases only what it touched since its last
+  // release (up to a step past it: an object read there may reach that far),
+  // so the owner's pages stay. About one step of the export stays resident
+  // per reader.
   static constexpr std::size_t kTouchStep = std::size_t{4} << 20;
   mutable std::size_t touch_anchor_ = 0;
+  mutable std::size_t touched_low_ = 0, touched_high_ = 0;
   void touch(std::size_t offset) const {
-    if (residency_ && (offset >= touch_anchor_ + kTouchStep || offset + kTouchStep <= touch_anchor_)) {
-      residency_->release_before(bytes_.size());
-      touch_anchor_ = offset;
+    if (!residency_ && !shared_residency_) return;
+    if (offset >= touch_anchor_ + kTouchStep || offset + kTouchStep <= touch_anchor_) {
+      if (residency_) residency_->release_before(bytes_.size());
+      else shared_residency_->release_range(touched_low_, touched_high_ + kTouchStep);
+      touch_anchor_ = touched_low_ = touched_high_ = offset;
+    } else {
+      touched_low_ = std::min(touched_low_, offset);
+      touched_high_ = std::max(touched_high_, offset);
     }
   }
   bool jsonl_ = false;

@@ -13,6 +13,8 @@
 #include <map>
 #include <cstdio>
 #include <ctime>
+#include <exception>
+#include <thread>
 #include <unordered_map>
 
 #include "hydrate/thread_document.h"
@@ -152,19 +154,41 @@ class Mapper {
     add(Severity::kWarning, path, offset, message);
   }
   void add(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
+    out_.diagnostics.push_back(diagnostic(doc_, severity, path, offset, message));
+  }
+  Diagnostic diagnostic(const ThreadDocument& doc, Severity severity, const std::string& path, std::size_t offset,
+                        const std::string& message) const {
     Diagnostic d;
     d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
     d.severity = severity;
     d.level = Level::kLoad;
     d.file = file_;
-    doc_.position(offset, d.line, d.column);
+    doc.position(offset, d.line, d.column);
     d.message = path.empty() ? message : path + ": " + message;
-    out_.diagnostics.push_back(std::move(d));
+    return d;
   }
 
+  // What one entry of the export gives (see check_entry).
+  struct EntryCheck {
+    Diagnostics before_id;  // the entry has no usable id: it is skipped with these
+    bool has_id = false;
+    std::size_t id_at = 0;  // where its id is, for a duplicate's message
+    Diagnostics after_id;   // reported unless the id turns out to be a duplicate
+    const char* repair = nullptr;  // counted with after_id
+    bool has_seq = false;
+    bool accepted = false;
+    Envelope envelope;
+  };
+  void check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, EntryCheck& c) const;
   bool read_envelopes();
   void plan_echoes_and_user_replacements();
-  void plan_chunk_groups();
+  // What plan_chunk_groups found, kept apart while it runs beside the echo plan.
+  struct ChunkFindings {
+    std::map<std::string, std::uint64_t> repairs;
+    Diagnostics diagnostics;
+  };
+  void plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found);
+  void plan_echoes_and_chunks();
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
   std::string message_ms(const Envelope& e, JsonRef message);
@@ -206,6 +230,107 @@ class Mapper {
   std::unordered_map<std::string, std::size_t> env_of_pi_entry_id_;
 };
 
+// One entry of the export, checked through `doc` without touching the
+// mapper's state: whether it is accepted, and what to report, depend only on
+// the entry, except for duplicate ids and missing seqs, which read_envelopes
+// settles in entry order.
+void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, EntryCheck& c) const {
+  Envelope& e = c.envelope;
+  e.index = i;
+  e.ref = ref;
+  auto fail = [&](Diagnostics& where, Severity severity, const std::string& path, std::size_t offset,
+                  const std::string& message) { where.push_back(diagnostic(doc, severity, path, offset, message)); };
+  if (doc.kind(e.ref) != RefKind::kObject) {
+    fail(c.before_id, Severity::kError, e.path(), e.ref.begin, "expected an object");
+    return;
+  }
+  const auto em = doc.members(e.ref);  // read the envelope once
+  JsonRef id = ThreadDocument::find(em, "id");
+  if (doc.kind(id) != RefKind::kString || doc.string_value(id).empty()) {
+    fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref.begin,
+         id.valid() ? "expected a non-empty string" : "missing");
+    return;
+  }
+  e.id = doc.string_value(id);
+  c.has_id = true;
+  c.id_at = id.begin;
+  auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
+    fail(c.after_id, Severity::kError, path, offset, message);
+  };
+  JsonRef kind = ThreadDocument::find(em, "kind");
+  if (doc.kind(kind) != RefKind::kString) {
+    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
+    return;
+  }
+  const std::string kind_text = doc.string_value(kind);
+  e.kind = kind_of(kind_text);
+  e.ts = ThreadDocument::find(em, "ts");
+  JsonRef seq = ThreadDocument::find(em, "seq");
+  if (seq.valid()) {
+    if (doc.kind(seq) != RefKind::kNumber || !parse_int64(doc.raw(seq), e.order_key)) {
+      reject(e.path() + ".seq", seq.begin, "expected an integer of at most 64 bits");
+      return;
+    }
+    c.has_seq = true;
+  }
+  e.payload = ThreadDocument::find(em, "data");
+  if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
+  // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
+  const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
+  if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
+    if (doc.kind(e.payload) != RefKind::kObject) {
+      reject(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
+            e.payload.valid() ? "expected an object" : "missing");
+      return;
+    }
+    // A payload whose role is set is itself the message.
+    const auto pm = doc.members(e.payload);
+    e.message = ThreadDocument::find(pm, "role").valid() ? e.payload : ThreadDocument::find(pm, "message");
+    if (doc.kind(e.message) != RefKind::kObject) {
+      reject(payload_path + ".message", e.message.valid() ? e.message.begin : e.payload.begin,
+            e.message.valid() ? "expected an object" : "missing");
+      return;
+    }
+    const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
+    const JsonRef role_ref = ThreadDocument::find(e.message.begin == e.payload.begin ? pm : doc.members(e.message), "role");
+    std::string role = doc.string_value(role_ref);
+    if (role != want) {
+      reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
+            "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
+                (role.empty() ? std::string("none") : quote_for_message(role)));
+      return;
+    }
+  } else if (e.kind == Kind::kChat) {
+    std::string role = doc.string_value(ThreadDocument::find(em, "role"));
+    if (role != "user" && role != "assistant" && role != "system") {
+      reject(e.path() + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
+      return;
+    }
+    if (doc.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
+      reject(e.path() + ".text", e.ref.begin, "missing (a chat entry needs its text)");
+      return;
+    }
+  } else if (e.kind == Kind::kPiChunk) {
+    if (doc.kind(doc.member(e.payload, "event")) != RefKind::kObject) {
+      fail(c.after_id, Severity::kWarning, e.path(), e.ref.begin, "pi.chunk without data.event; skipped");
+      c.repair = "skipped-chunk-without-event";
+      return;
+    }
+  } else if (e.kind == Kind::kPiCompaction) {
+    if (doc.kind(e.payload) != RefKind::kObject) {
+      reject(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
+            e.payload.valid() ? "expected an object" : "missing");
+      return;
+    }
+  } else {
+    fail(c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
+         "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
+    c.repair = "skipped-unknown-kind";
+    return;
+  }
+  c.accepted = true;
+}
+
 bool Mapper::read_envelopes() {
   JsonRef root = doc_.root();
   JsonRef format = doc_.member(root, "format");
@@ -244,104 +369,58 @@ bool Mapper::read_envelopes() {
     }
     entries = doc_.elements(array);
   }
+  // Each entry is checked on its own, the second half on the second core
+  // through a reader of its own; duplicates, the order keys of entries
+  // without a seq and every message are then settled in entry order.
+  envs_.reserve(entries.size());
   std::unordered_map<std::string, std::size_t> seen;
   bool any_seq = false;
-  envs_.reserve(entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    Envelope e;
-    e.index = i;
-    e.ref = entries[i];
-    if (doc_.kind(e.ref) != RefKind::kObject) {
-      error(e.path(), e.ref.begin, "expected an object");
-      continue;
+  auto settle = [&](EntryCheck& c) {
+    out_.diagnostics.insert(out_.diagnostics.end(), c.before_id.begin(), c.before_id.end());
+    if (!c.has_id) return;
+    const std::size_t i = c.envelope.index;
+    if (auto it = seen.find(c.envelope.id); it != seen.end()) {
+      error(c.envelope.path() + ".id", c.id_at, "duplicate id " + quote_for_message(c.envelope.id) + " (first used by entries[" +
+                                                   std::to_string(it->second) + "])");
+      return;
     }
-    const auto em = doc_.members(e.ref);  // read the envelope once
-    JsonRef id = ThreadDocument::find(em, "id");
-    if (doc_.kind(id) != RefKind::kString || doc_.string_value(id).empty()) {
-      error(e.path() + ".id", id.valid() ? id.begin : e.ref.begin, id.valid() ? "expected a non-empty string" : "missing");
-      continue;
-    }
-    e.id = doc_.string_value(id);
-    if (auto it = seen.find(e.id); it != seen.end()) {
-      error(e.path() + ".id", id.begin, "duplicate id " + quote_for_message(e.id) + " (first used by entries[" +
-                                          std::to_string(it->second) + "])");
-      continue;
-    }
-    seen[e.id] = i;
-    JsonRef kind = ThreadDocument::find(em, "kind");
-    if (doc_.kind(kind) != RefKind::kString) {
-      error(e.path() + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
-      continue;
-    }
-    const std::string kind_text = doc_.string_value(kind);
-    e.kind = kind_of(kind_text);
-    e.ts = ThreadDocument::find(em, "ts");
-    JsonRef seq = ThreadDocument::find(em, "seq");
-    if (seq.valid()) {
-      if (doc_.kind(seq) != RefKind::kNumber || !parse_int64(doc_.raw(seq), e.order_key)) {
-        error(e.path() + ".seq", seq.begin, "expected an integer of at most 64 bits");
-        continue;
+    seen[c.envelope.id] = i;
+    out_.diagnostics.insert(out_.diagnostics.end(), c.after_id.begin(), c.after_id.end());
+    if (c.repair) out_.repairs[c.repair]++;
+    if (c.has_seq) any_seq = true;
+    if (!c.accepted) return;
+    if (!c.has_seq) c.envelope.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
+    envs_.push_back(std::move(c.envelope));
+  };
+  const std::size_t half = entries.size() >= options_.two_threads_from ? entries.size() / 2 : entries.size();
+  std::vector<EntryCheck> second_half(entries.size() - half);
+  std::exception_ptr helper_error;
+  std::thread helper;
+  ThreadDocument second_reader;
+  if (!second_half.empty()) {
+    second_reader = doc_.second_reader();
+    helper = std::thread([&] {
+      try {
+        for (std::size_t i = half; i < entries.size(); ++i) check_entry(second_reader, i, entries[i], second_half[i - half]);
+      } catch (...) {
+        helper_error = std::current_exception();
       }
-      any_seq = true;
-    } else {
-      e.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
-    }
-    e.payload = ThreadDocument::find(em, "data");
-    if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
-    // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
-    const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
-    if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
-      if (doc_.kind(e.payload) != RefKind::kObject) {
-        error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
-              e.payload.valid() ? "expected an object" : "missing");
-        continue;
-      }
-      // A payload whose role is set is itself the message.
-      const auto pm = doc_.members(e.payload);
-      e.message = ThreadDocument::find(pm, "role").valid() ? e.payload : ThreadDocument::find(pm, "message");
-      if (doc_.kind(e.message) != RefKind::kObject) {
-        error(payload_path + ".message", e.message.valid() ? e.message.begin : e.payload.begin,
-              e.message.valid() ? "expected an object" : "missing");
-        continue;
-      }
-      const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
-      const JsonRef role_ref = ThreadDocument::find(e.message.begin == e.payload.begin ? pm : doc_.members(e.message), "role");
-      std::string role = doc_.string_value(role_ref);
-      if (role != want) {
-        error(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
-              "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
-                  (role.empty() ? std::string("none") : quote_for_message(role)));
-        continue;
-      }
-    } else if (e.kind == Kind::kChat) {
-      std::string role = doc_.string_value(ThreadDocument::find(em, "role"));
-      if (role != "user" && role != "assistant" && role != "system") {
-        error(e.path() + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
-        continue;
-      }
-      if (doc_.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
-        error(e.path() + ".text", e.ref.begin, "missing (a chat entry needs its text)");
-        continue;
-      }
-    } else if (e.kind == Kind::kPiChunk) {
-      if (doc_.kind(doc_.member(e.payload, "event")) != RefKind::kObject) {
-        warn(e.path(), e.ref.begin, "pi.chunk without data.event; skipped");
-        out_.repairs["skipped-chunk-without-event"]++;
-        continue;
-      }
-    } else if (e.kind == Kind::kPiCompaction) {
-      if (doc_.kind(e.payload) != RefKind::kObject) {
-        error(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
-              e.payload.valid() ? "expected an object" : "missing");
-        continue;
-      }
-    } else {
-      warn(e.path() + ".kind", kind.begin, "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
-      out_.repairs["skipped-unknown-kind"]++;
-      continue;
-    }
-    envs_.push_back(std::move(e));
+    });
   }
+  try {
+    for (std::size_t i = 0; i < half; ++i) {
+      EntryCheck c;
+      check_entry(doc_, i, entries[i], c);
+      settle(c);
+    }
+  } catch (...) {
+    if (helper.joinable()) helper.join();  // it uses this frame
+    throw;
+  }
+  if (helper.joinable()) helper.join();
+  if (helper_error) std::rethrow_exception(helper_error);
+  for (EntryCheck& c : second_half) settle(c);
+  second_half = {};
   out_.entry_count = entries.size();
   if (!out_.ok()) return false;
   if (any_seq) {
@@ -372,8 +451,6 @@ void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, 
 // R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
 void Mapper::plan_echoes_and_user_replacements() {
   const std::size_t n = envs_.size();
-  dropped_.assign(n, 0);
-  replaced_by_.assign(n, -1);
   std::unordered_map<std::string, std::size_t> pos_of_id;
   for (std::size_t i = 0; i < n; ++i) pos_of_id[envs_[i].id] = i;
   // Each envelope's chat role, read once: the turn scans below look at many
@@ -449,7 +526,9 @@ void Mapper::plan_echoes_and_user_replacements() {
 }
 
 // R6: chunk streams. Closed streams are dropped; interrupted ones follow --partial.
-void Mapper::plan_chunk_groups() {
+// It reads the export through `doc` (a reader of its own) and writes only
+// the chunks' flags, partial_at_, partial_groups_ and `found`.
+void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) {
   const std::size_t n = envs_.size();
   std::unordered_map<std::string, std::vector<std::size_t>> by_key;
   std::vector<std::string> key_order;
@@ -458,7 +537,7 @@ void Mapper::plan_chunk_groups() {
   auto close_run = [&](bool closed_by_assistant) {
     if (run.empty()) return;
     if (closed_by_assistant) {
-      out_.repairs["dropped-chunks-of-final-message"] += run.size();
+      found.repairs["dropped-chunks-of-final-message"] += run.size();
     } else {
       open_runs.push_back(run);
     }
@@ -467,14 +546,14 @@ void Mapper::plan_chunk_groups() {
   std::unordered_map<std::string, bool> final_timestamps;
   for (std::size_t i = 0; i < n; ++i)
     if (envs_[i].kind == Kind::kPiAssistant)
-      final_timestamps[std::string(doc_.raw(doc_.member(envs_[i].message, "timestamp")))] = true;
+      final_timestamps[std::string(doc.raw(doc.member(envs_[i].message, "timestamp")))] = true;
   for (std::size_t i = 0; i < n; ++i) {
     const Envelope& e = envs_[i];
     if (e.kind == Kind::kPiChunk) {
       dropped_[i] = 1;
-      JsonRef key = doc_.member(e.payload, "streamKey");
+      JsonRef key = doc.member(e.payload, "streamKey");
       if (key.valid()) {
-        std::string k(doc_.raw(key));
+        std::string k(doc.raw(key));
         if (!by_key.count(k)) key_order.push_back(k);
         by_key[k].push_back(i);
       } else {
@@ -488,7 +567,7 @@ void Mapper::plan_chunk_groups() {
   }
   close_run(false);
   for (const std::string& k : key_order) {
-    if (final_timestamps.count(k)) out_.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
+    if (final_timestamps.count(k)) found.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
     else open_runs.push_back(by_key[k]);
   }
   std::sort(open_runs.begin(), open_runs.end(),
@@ -496,15 +575,48 @@ void Mapper::plan_chunk_groups() {
   for (auto& group : open_runs) {
     const Envelope& last = envs_[group.back()];
     if (options_.partial == PartialPolicy::kDrop) {
-      warn(last.path(), last.ref.begin,
-           "an interrupted stream of " + std::to_string(group.size()) +
-               " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)");
-      out_.repairs["dropped-interrupted-stream"]++;
+      found.diagnostics.push_back(diagnostic(doc, Severity::kWarning, last.path(), last.ref.begin,
+                                             "an interrupted stream of " + std::to_string(group.size()) +
+                                                 " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)"));
+      found.repairs["dropped-interrupted-stream"]++;
       continue;
     }
     partial_at_[group.back()] = partial_groups_.size();
     partial_groups_.push_back(group);
   }
+}
+
+// R3/R7 and R6 read different entries and set different flags, so the
+// chunk plan runs on the second core, through a reader of its own (the
+// document's caches are not shared); its findings follow the echo plan's.
+void Mapper::plan_echoes_and_chunks() {
+  dropped_.assign(envs_.size(), 0);
+  replaced_by_.assign(envs_.size(), -1);
+  ChunkFindings chunks;
+  if (envs_.size() < options_.two_threads_from) {
+    plan_echoes_and_user_replacements();
+    plan_chunk_groups(doc_, chunks);
+  } else {
+    ThreadDocument second_reader = doc_.second_reader();
+    std::exception_ptr chunk_error;
+    std::thread helper([&] {
+      try {
+        plan_chunk_groups(second_reader, chunks);
+      } catch (...) {
+        chunk_error = std::current_exception();
+      }
+    });
+    try {
+      plan_echoes_and_user_replacements();
+    } catch (...) {
+      helper.join();  // it uses this frame
+      throw;
+    }
+    helper.join();
+    if (chunk_error) std::rethrow_exception(chunk_error);
+  }
+  for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
+  out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
 }
 
 std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
@@ -963,8 +1075,7 @@ void Mapper::run() {
   // Each phase walks the export front to back; what it touched may leave
   // memory when it ends (see ExportResidency).
   doc_.release_before(doc_.bytes().size());
-  plan_echoes_and_user_replacements();
-  plan_chunk_groups();
+  plan_echoes_and_chunks();
   doc_.release_before(doc_.bytes().size());
   emit_all();
 

@@ -5,8 +5,10 @@
 #include <algorithm>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
@@ -263,6 +265,45 @@ TEST(ThreadResidencyTest, ConversionIsTheSameAndRewritesAreReported) {
   EXPECT_NE(std::find(residency.released.begin(), residency.released.end(), bytes.size()), residency.released.end());
 }
 
+// Reading a big export's entries on two threads (each half, then settled in
+// order) gives exactly what one thread gives: the same session, origins,
+// repairs and messages, for every export of the golden suite, errors and
+// duplicates included, with the halves split wherever two entries allow.
+TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
+  namespace fs = std::filesystem;
+  auto describe = [](const ConvertedThread& t) {
+    std::ostringstream out;
+    out << t.session_id << " " << t.timestamp << " " << t.entry_count << " " << t.session_bytes << "\n" << t.session;
+    for (const ThreadOrigin& o : t.origins) out << o.path << "|" << o.envelope_id << "|" << o.line << ":" << o.column << "\n";
+    for (const auto& [kind, count] : t.repairs) out << kind << "=" << count << "\n";
+    for (const Diagnostic& d : t.diagnostics)
+      out << static_cast<int>(d.code) << " " << static_cast<int>(d.severity) << " " << d.line << ":" << d.column << " "
+          << d.message << "\n";
+    return out.str();
+  };
+  std::size_t compared = 0;
+  for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread")) {
+    for (const char* name : {"input.json", "input.jsonl"}) {
+      const fs::path input = dir.path() / name;
+      if (!fs::exists(input)) continue;
+      std::ifstream in(input, std::ios::binary);
+      const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (PartialPolicy partial : {PartialPolicy::kDrop, PartialPolicy::kKeep}) {
+        ThreadOptions one;
+        one.partial = partial;
+        one.two_threads_from = std::numeric_limits<std::size_t>::max();
+        ThreadOptions two = one;
+        two.two_threads_from = 2;
+        std::string a = original, b = original;
+        EXPECT_EQ(describe(convert_thread_export(b, "t.json", two)), describe(convert_thread_export(a, "t.json", one)))
+            << input;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 100u);
+}
+
 // A mapped file: released pages read back the file's bytes, and a page
 // holding rewritten bytes keeps them.
 TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
@@ -282,6 +323,18 @@ TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
   mapped->release_before(mapped->size());
   std::string expected = content;
   expected[page + 10] = '#';
+  EXPECT_EQ(std::string(mapped->data(), mapped->size()), expected);
+
+  // A range lets go of the whole pages inside it only: the page it starts
+  // in keeps an unreported edit, one wholly inside loses it, and a page
+  // holding reported bytes keeps them.
+  mapped->data()[10] = '<';           // page 0: the range starts inside it
+  mapped->data()[2 * page + 5] = '>';  // page 2: wholly inside, not reported
+  mapped->release_range(1, 3 * page);
+  expected[10] = '<';
+  EXPECT_EQ(std::string(mapped->data(), mapped->size()), expected);
+  mapped->release_range(0, mapped->size());
+  expected[10] = content[10];
   EXPECT_EQ(std::string(mapped->data(), mapped->size()), expected);
   mapped.reset();
   std::fclose(file);
