@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -220,11 +221,18 @@ class CreatedDirectories {
 // (PH904), reported as such (in the --report format), not a crash. The
 // handler may only use signal-safe calls: it writes the prepared message,
 // removes the directories made for the output (still empty: nothing is
-// written while the export is converted) and exits.
+// written while the export is converted) and exits, once, whichever of the
+// threads reading the export faulted first.
 char g_sigbus_message[4096];
 std::size_t g_sigbus_message_size = 0;
 char g_sigbus_dirs[8192];  // NUL-separated paths, deepest first, ending with an empty one
+std::atomic<bool> g_sigbus_reported{false};  // lock-free, so signal-safe
+static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void report_truncated_input(int) {
+  // Two threads reading the export may both fault: one reports and exits,
+  // the other waits for that exit.
+  if (g_sigbus_reported.exchange(true))
+    for (;;) ::pause();
   ssize_t ignored = ::write(2, g_sigbus_message, g_sigbus_message_size);
   (void)ignored;
   for (const char* dir = g_sigbus_dirs; *dir; dir += std::strlen(dir) + 1) ::rmdir(dir);
