@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -67,6 +68,36 @@ class FastSaxReader {
     if (!value(p)) return false;
     skip_ws(p);
     return p == end_;
+  }
+
+  // A second reader may check the tail of a long array while this one reads
+  // up to it (a thread export's entries, split in two; see json_check.cc).
+  // When this reader, skipping, gets to `at` as an element that follows a
+  // comma, with `level` containers counted as skip_rest counts them, it
+  // calls join(): the second reader's end (past the array's closing
+  // bracket) and whether it saw whitespace between tokens, or null when it
+  // was not sure, in which case this reader goes on by itself.
+  struct Continuation {
+    const char* at = nullptr;
+    std::size_t level = 0;
+    std::function<const char*(bool& loose)> join;
+  };
+  void set_continuation(const Continuation* continuation) { continuation_ = continuation; }
+
+  // The second reader's part: from `at`, an element after a comma, through
+  // the rest of its array, whose elements sit at `level` (see Continuation).
+  // The handler hears what is inside, not the array itself. Returns the end
+  // past the closing bracket, or null when not sure.
+  const char* skip_rest_of_array(const char* at, const char* end, Handler& handler, std::size_t max_depth,
+                                 std::size_t level, bool& loose) {
+    end_ = end;
+    handler_ = &handler;
+    max_depth_ = max_depth < kMaxDepth ? max_depth : kMaxDepth;
+    if (level == 0 || level - 1 > max_depth_) return nullptr;
+    depth_ = level - 1;
+    first_invalid_utf8_ = nullptr;
+    const char* p = at;
+    return skip_rest(p, false, &loose) ? p : nullptr;
   }
 
   // For a handler with kChecksUtf8, after parse() returned true: the first
@@ -196,8 +227,11 @@ class FastSaxReader {
   }
 
   // Skips the rest of an ignored container whose opening bracket p has
-  // passed, checking its syntax and nesting on the way.
-  bool skip_rest(const char*& p, bool object) {
+  // passed, checking its syntax and nesting on the way. With `rest_loose`,
+  // p is instead at an element after a comma (skip_rest_of_array): the
+  // container is not reported, and whether it had whitespace between tokens
+  // goes to *rest_loose.
+  bool skip_rest(const char*& p, bool object, bool* rest_loose = nullptr) {
     const std::size_t base = depth_;
     // Open containers below this one; the innermost is last.
     std::string open(1, object ? '{' : '[');
@@ -213,7 +247,8 @@ class FastSaxReader {
     auto closed = [&] {  // p is past the closing bracket of open.back()
       if constexpr (kSeesContainers) {
         const bool loose = loose_.back();
-        handler_->skipped_container(opened_at_.back(), p, loose);
+        if (rest_loose && open.size() == 1) *rest_loose = loose;
+        else handler_->skipped_container(opened_at_.back(), p, loose);
         opened_at_.pop_back();
         loose_.pop_back();
         if (loose && !loose_.empty()) loose_.back() = true;
@@ -221,7 +256,7 @@ class FastSaxReader {
       open.pop_back();
     };
     enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
-    Need need = object ? Need::kKeyOrClose : Need::kValueOrClose;
+    Need need = rest_loose ? Need::kValue : object ? Need::kKeyOrClose : Need::kValueOrClose;
     for (;;) {
       if constexpr (kSeesContainers) {
         const char* before = p;
@@ -231,6 +266,19 @@ class FastSaxReader {
         skip_ws(p);
       }
       if (p >= end_) return false;
+      if (continuation_ && p == continuation_->at && need == Need::kValue && open.back() == '[' &&
+          base + open.size() == continuation_->level) {
+        bool loose = false;
+        if (const char* rest_end = continuation_->join(loose)) {
+          p = rest_end;  // past the array's closing bracket
+          if constexpr (kSeesContainers)
+            if (loose) loose_.back() = true;
+          closed();
+          if (open.empty()) return true;
+          need = Need::kCommaOrClose;
+          continue;
+        }
+      }
       const char c = *p;
       const char close = open.back() == '{' ? '}' : ']';
       switch (need) {
@@ -312,6 +360,7 @@ class FastSaxReader {
   const char* first_invalid_utf8_ = nullptr;  // with kChecksUtf8
   std::vector<const char*> opened_at_;  // skip_rest's open containers, for skipped_container
   std::vector<bool> loose_;             // ... and whether each has whitespace between tokens
+  const Continuation* continuation_ = nullptr;
 };
 
 }  // namespace pihydrate

@@ -1,5 +1,7 @@
 #include "core/json_check.h"
 
+#include <thread>
+
 #include "core/fast_sax.h"
 #include "core/utf8.h"
 
@@ -184,6 +186,12 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth) {
 
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress) {
+  return is_certainly_valid_json(text, max_depth, long_values, base, progress, SecondThread{});
+}
+
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
+                             std::size_t base, const std::function<void(std::size_t)>& progress,
+                             const SecondThread& second) {
   long_values.clear();
   CheckCollectingLongValues check;
   check.long_values = &long_values;
@@ -195,6 +203,49 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
   // A top-level string is not inside a container: its span is found the slow way.
   if (p < end && *p != '{' && *p != '[') return false;
+  if (second.at == 0 || second.at >= text.size() || *p != '{') {
+    if (!reader.parse(text.data(), end, check, max_depth)) return false;
+    long_values.finish();
+    return true;
+  }
+
+  // The guess: elements of an array inside the top-level object, at the
+  // level skip_rest counts there (the object's reader is at depth 1, and
+  // it and the array are open).
+  constexpr std::size_t kEntriesLevel = 3;
+  const char* const at = text.data() + second.at;
+  LongValues rest_values;
+  const char* rest_end = nullptr;
+  bool rest_loose = false;
+  std::function<void(std::size_t)> rest_listener;
+  if (second.progress) rest_listener = [&](std::size_t offset) { second.progress(base + second.at, offset); };
+  std::thread helper;
+  struct JoinOnExit {
+    std::thread& thread;
+    ~JoinOnExit() {
+      if (thread.joinable()) thread.join();  // it uses this frame; when the guess was wrong, its work is dropped
+    }
+  } join_on_exit{helper};
+  helper = std::thread([&] {
+    CheckCollectingLongValues rest;
+    rest.long_values = &rest_values;
+    rest.origin = check.origin;
+    rest.progress = ProgressReports(rest_listener, base + second.at);
+    FastSaxReader<CheckCollectingLongValues> rest_reader;
+    rest_end = rest_reader.skip_rest_of_array(at, end, rest, max_depth, kEntriesLevel, rest_loose);
+  });
+  FastSaxReader<CheckCollectingLongValues>::Continuation continuation;
+  continuation.at = at;
+  continuation.level = kEntriesLevel;
+  continuation.join = [&](bool& loose) -> const char* {
+    helper.join();
+    if (!rest_end) return nullptr;
+    // The second half's long values follow the first's, strings in order.
+    long_values.append(std::move(rest_values));
+    loose = rest_loose;
+    return rest_end;
+  };
+  reader.set_continuation(&continuation);
   if (!reader.parse(text.data(), end, check, max_depth)) return false;
   long_values.finish();
   return true;

@@ -27,6 +27,23 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress = {});
 
+// For the check above, a place where a second thread may start: `at`
+// (offset in `text`) is a guess at an element, after a comma, of an array
+// nested in the top-level object (a thread export's entries: the first
+// '{' of a line that follows a line ending in ','). The second thread
+// checks from there while the first reads up to it; if the first gets
+// there in that state it takes the second's result, otherwise it reads on
+// by itself. Either way the result and long_values are those of one thread.
+struct SecondThread {
+  std::size_t at = 0;
+  // Hears how far the second thread has come, as `progress` does (optional;
+  // called on the second thread).
+  std::function<void(std::size_t begin, std::size_t offset)> progress;
+};
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
+                             std::size_t base, const std::function<void(std::size_t)>& progress,
+                             const SecondThread& second);
+
 // What scan_string_contents saw besides the string's end.
 struct StringScan {
   bool escaped = false;                     // a backslash escape

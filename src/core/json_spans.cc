@@ -400,6 +400,13 @@ void LongValues::clear() {
   string_hint_ = container_hint_ = 0;
 }
 
+void LongValues::append(LongValues&& later) {
+  strings_.insert(strings_.end(), later.strings_.begin(), later.strings_.end());
+  containers_.insert(containers_.end(), later.containers_.begin(), later.containers_.end());
+  loose_.insert(loose_.end(), later.loose_.begin(), later.loose_.end());
+  later.clear();
+}
+
 void LongValues::finish() {
   std::sort(containers_.begin(), containers_.end());
   std::sort(loose_.begin(), loose_.end());

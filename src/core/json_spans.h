@@ -57,6 +57,8 @@ class LongValues {
     if (loose) loose_.push_back(begin);
   }
   void finish();
+  // Takes `later`'s values, all past this one's (strings stay in order).
+  void append(LongValues&& later);
   // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.
   std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, string_hint_, begin); }
   std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, container_hint_, begin); }

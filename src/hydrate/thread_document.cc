@@ -40,20 +40,32 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
                                   bool collect_long_values, bool quick_only) {
-  // A MiB at a time, so a mapped export's pages can be let go behind.
-  for (std::size_t window = 0; window < text.size(); window += kWindow) {
-    const std::size_t length = std::min(kWindow, text.size() - window);
-    if (const void* nul = std::memchr(text.data() + window, '\0', length)) {
+  if (base + text.size() == bytes_.size() && (first_nul_ == std::string_view::npos || first_nul_ >= base)) {
+    // The text runs to the end, where the line-start pass looked already.
+    if (first_nul_ != std::string_view::npos) {
       error = "NUL byte";
-      error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
+      error_offset = first_nul_;
       return false;
     }
-    release_before(base + window);
+  } else {
+    // A MiB at a time, so a mapped export's pages can be let go behind.
+    for (std::size_t window = 0; window < text.size(); window += kWindow) {
+      const std::size_t length = std::min(kWindow, text.size() - window);
+      if (const void* nul = std::memchr(text.data() + window, '\0', length)) {
+        error = "NUL byte";
+        error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
+        return false;
+      }
+      release_before(base + window);
+    }
   }
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
   if (collect_long_values) {
-    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress())) return long_values_ready_ = true;
+    SecondThread second;
+    second.at = guess_second_half(text, base);
+    if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
+    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress(), second)) return long_values_ready_ = true;
     long_values_.clear();  // incomplete
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
@@ -95,6 +107,28 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   }
 }
 
+// Where the syntax check's second thread may start (see SecondThread): the
+// first line past the middle that opens an object after a line ending in
+// ','. A raw newline is never inside a string, so the guess is at least
+// outside one; the check verifies the rest (a guess deeper in the document,
+// as a pretty-printed export may give, only costs the second thread's work).
+// 0: no guess (a small document, or none within kGuessLines lines).
+std::size_t ThreadDocument::guess_second_half(std::string_view text, std::size_t base) const {
+  constexpr std::size_t kGuessLines = 4096;
+  if (text.size() < kSecondThreadBytes) return 0;
+  const std::size_t end = base + text.size();
+  auto line = std::lower_bound(line_starts_.begin(), line_starts_.end(), base + text.size() / 2);
+  for (std::size_t tried = 0; line != line_starts_.end() && tried < kGuessLines; ++line, ++tried) {
+    std::size_t at = *line;
+    while (at < end && (bytes_[at] == ' ' || bytes_[at] == '\t')) ++at;
+    if (at >= end || bytes_[at] != '{') continue;
+    std::size_t before = *line;
+    while (before > base && std::strchr(" \t\r\n", bytes_[before - 1]) && bytes_[before - 1] != '\0') --before;
+    if (before > base && bytes_[before - 1] == ',') return at - base;
+  }
+  return 0;
+}
+
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, false); }
 bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, true); }
 
@@ -102,9 +136,15 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool q
   bytes_ = bytes;
   line_starts_.assign(1, 0);
   // A MiB at a time, so a mapped export's pages can be let go behind.
+  // The same pass finds the first NUL byte (the document's checks refuse
+  // one), while each MiB is in memory.
+  first_nul_ = std::string_view::npos;
   for (std::size_t window = 0; window < bytes.size(); window += kWindow) {
     const char* p = bytes.data() + window;
     const char* const end = bytes.data() + std::min(bytes.size(), window + kWindow);
+    if (first_nul_ == std::string_view::npos)
+      if (const void* nul = std::memchr(p, '\0', static_cast<std::size_t>(end - p)))
+        first_nul_ = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
     while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))))
       line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
     release_before(window);

@@ -89,6 +89,9 @@ class ThreadDocument {
   bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false,
                     bool quick_only = false);
   bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only);
+  // Documents this long are checked on two threads when a split can be guessed.
+  static constexpr std::size_t kSecondThreadBytes = std::size_t{8} << 20;
+  std::size_t guess_second_half(std::string_view text, std::size_t base) const;
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
     std::size_t begin = 0;
@@ -125,6 +128,7 @@ class ThreadDocument {
   JsonRef root_;
   std::vector<JsonRef> jsonl_entries_;
   std::vector<std::size_t> line_starts_;
+  std::size_t first_nul_ = std::string_view::npos;  // found by the line-start pass
   LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them
   bool long_values_ready_ = false;
 };

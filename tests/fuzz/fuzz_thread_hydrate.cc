@@ -1,6 +1,7 @@
 // Thread export conversion and hydration on arbitrary bytes, the quick
-// JSON syntax check against RapidJSON's, and the mapped reading (pages
-// dropped and faulted back in) against the in-memory one.
+// JSON syntax check against RapidJSON's (and on two threads against one),
+// and the mapped reading (pages dropped and faulted back in) against the
+// in-memory one.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,6 +27,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rapidjson::BaseReaderHandler<> handler;
     rapidjson::Reader reader;
     if (reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(stream, handler).IsError()) __builtin_trap();
+  }
+  // The check on two threads, its second started wherever the input says,
+  // gives what one thread gives: the same answer and the same long values.
+  if (bytes.size() > 2) {
+    const std::size_t at = 1 + (static_cast<std::size_t>(data[0]) * 131 + size) % (bytes.size() - 1);
+    LongValues one, two;
+    SecondThread second;
+    second.at = at;
+    const bool alone = is_certainly_valid_json(bytes, 64, one, 0);
+    if (is_certainly_valid_json(bytes, 64, two, 0, {}, second) != alone || (alone && !(one == two))) __builtin_trap();
   }
   const std::string original = bytes;
   ConvertedThread thread = convert_thread_export(bytes, "fuzz", to);

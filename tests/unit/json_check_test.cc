@@ -2,6 +2,7 @@
 #include "core/utf8.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <random>
 #include <string>
@@ -196,6 +197,59 @@ TEST(JsonCheckTest, CollectsTheLongValuesIndexFinds) {
   EXPECT_GT(with_long, 100);
   EXPECT_GT(with_loose, 50);
   EXPECT_GT(with_compact, 5);
+}
+
+// The check on two threads: wherever the second starts (an entry, a value
+// deeper in, inside a string, the first element, an error on either side,
+// too deep), the answer and the long values are those of one thread.
+TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
+  std::mt19937 rng(23);
+  auto entry = [&](int i) {
+    std::string e = "{\"id\":" + std::string(rng() % 8 == 0 ? " " : "") + "\"e" + std::to_string(i) +
+                    "\",\"data\":{\"list\":[1,{\"k\":\"" +
+                    std::string(rng() % 2 ? 300 : 20, 'x') + "\"},[2,3]]";
+    if (rng() % 3 == 0) e += ",\"text\":\"a },\\n{ b \\\" c" + std::string(rng() % 400, 'y') + "\"";
+    return e + "}}";
+  };
+  int joins_tried = 0;
+  for (int round = 0; round < 300; ++round) {
+    const int n = 2 + static_cast<int>(rng() % 30);
+    const char* separators[] = {" ,\n  ", ",\n", ","};  // pretty, one per line, compact (tokens may touch)
+    const std::string separator = separators[rng() % 3];
+    const std::string ws = separator == "," ? "" : "\n";
+    std::string doc = "{\"format\":\"thread-export\",\"thread\":{\"id\":\"t\"},\"entries\":[" + ws;
+    std::vector<std::size_t> starts;
+    for (int i = 0; i < n; ++i) {
+      if (i) doc += separator;
+      starts.push_back(doc.size());
+      doc += entry(i);
+    }
+    doc += ws + "],\"after\":[" + std::string(rng() % 2 ? "1" : "") + "]}" + ws;
+    switch (rng() % 6) {  // some documents are broken, on either side
+      case 0: doc.insert(starts[rng() % starts.size()] + 1, "x"); break;
+      case 1: doc.pop_back(), doc.pop_back(); break;
+      case 2: doc += "{}"; break;
+      default: break;
+    }
+    const std::size_t depth = rng() % 5 == 0 ? 4 : 64;  // 4: the entries' inner lists are too deep
+    std::vector<std::size_t> guesses = {starts[rng() % starts.size()], starts[0], starts.back(),
+                                        1 + rng() % (doc.size() - 1), doc.find("[2,3]") + 1, doc.find("\\\"") };
+    for (std::size_t at : guesses) {
+      if (at == 0 || at >= doc.size()) continue;
+      LongValues one, two;
+      SecondThread second;
+      second.at = at;
+      std::size_t reported = 0;
+      second.progress = [&](std::size_t, std::size_t offset) { reported = std::max(reported, offset); };
+      const bool alone = is_certainly_valid_json(doc, depth, one, 0);
+      ASSERT_EQ(is_certainly_valid_json(doc, depth, two, 0, {}, second), alone) << at << "\n" << doc;
+      if (alone) {
+        EXPECT_TRUE(one == two) << at << "\n" << doc;
+      }
+      joins_tried += std::find(starts.begin() + 1, starts.end(), at) != starts.end();
+    }
+  }
+  EXPECT_GT(joins_tried, 200);
 }
 
 }  // namespace
