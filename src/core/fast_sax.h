@@ -14,6 +14,7 @@
 //   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
 //   void skipped_container(const char* open, const char* past_close, bool loose);
 //       // each ignored container, itself included; `loose`: whitespace between its tokens
+//   void newline(const char* after);  // each newline between tokens (a string holds none)
 //   static constexpr bool kChecksUtf8 = true;
 //       // check UTF-8 inside strings on the way (see first_invalid_utf8)
 #pragma once
@@ -45,6 +46,12 @@ struct SeesSkippedContainers : std::false_type {};
 template <typename Handler>
 struct SeesSkippedContainers<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_container(
                                           static_cast<const char*>(nullptr), static_cast<const char*>(nullptr), false))>>
+    : std::true_type {};
+
+template <typename Handler, typename = void>
+struct SeesNewlines : std::false_type {};
+template <typename Handler>
+struct SeesNewlines<Handler, std::void_t<decltype(std::declval<Handler&>().newline(static_cast<const char*>(nullptr)))>>
     : std::true_type {};
 
 template <typename Handler, typename = void>
@@ -112,7 +119,12 @@ class FastSaxReader {
   static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
   void skip_ws(const char*& p) const {
-    while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    if constexpr (SeesNewlines<Handler>::value) {
+      for (; p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'); ++p)
+        if (*p == '\n') handler_->newline(p + 1);
+    } else {
+      while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    }
   }
 
   // p at '"'. On success: p past the closing quote, [raw, raw_end) the

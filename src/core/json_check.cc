@@ -174,6 +174,10 @@ struct CheckCollectingLongValues : CheckOnly {
       long_values->add_container(static_cast<std::size_t>(open - origin), static_cast<std::size_t>(past_close - origin),
                                  loose);
   }
+  std::vector<std::size_t>* line_starts = nullptr;
+  void newline(const char* after) {
+    if (line_starts) line_starts->push_back(static_cast<std::size_t>(after - origin));
+  }
 };
 
 }  // namespace
@@ -191,10 +195,11 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
 
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second) {
+                             const SecondThread& second, std::vector<std::size_t>* line_starts) {
   long_values.clear();
   CheckCollectingLongValues check;
   check.long_values = &long_values;
+  check.line_starts = line_starts;
   check.origin = text.data() - base;
   check.progress = ProgressReports(progress, base);
   FastSaxReader<CheckCollectingLongValues> reader;
@@ -215,6 +220,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   constexpr std::size_t kEntriesLevel = 3;
   const char* const at = text.data() + second.at;
   LongValues rest_values;
+  std::vector<std::size_t> rest_line_starts;
   const char* rest_end = nullptr;
   bool rest_loose = false;
   std::function<void(std::size_t)> rest_listener;
@@ -229,6 +235,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   helper = std::thread([&] {
     CheckCollectingLongValues rest;
     rest.long_values = &rest_values;
+    if (line_starts) rest.line_starts = &rest_line_starts;
     rest.origin = check.origin;
     rest.progress = ProgressReports(rest_listener, base + second.at);
     FastSaxReader<CheckCollectingLongValues> rest_reader;
@@ -242,6 +249,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
     if (!rest_end) return nullptr;
     // The second half's long values follow the first's, strings in order.
     long_values.append(std::move(rest_values));
+    if (line_starts) line_starts->insert(line_starts->end(), rest_line_starts.begin(), rest_line_starts.end());
     loose = rest_loose;
     return rest_end;
   };

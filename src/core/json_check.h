@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "core/json_spans.h"
 
@@ -40,9 +41,12 @@ struct SecondThread {
   // called on the second thread).
   std::function<void(std::size_t begin, std::size_t offset)> progress;
 };
+// `line_starts` (optional) gets the offset past every newline between
+// tokens, in order; when the check returns true those are all of the text's
+// newlines (it accepts no raw newline inside a string).
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second);
+                             const SecondThread& second, std::vector<std::size_t>* line_starts = nullptr);
 
 // What scan_string_contents saw besides the string's end.
 struct StringScan {

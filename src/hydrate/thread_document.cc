@@ -62,10 +62,7 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
   if (collect_long_values) {
-    SecondThread second;
-    second.at = guess_second_half(text, base);
-    if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
-    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress(), second)) return long_values_ready_ = true;
+    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress())) return long_values_ready_ = true;
     long_values_.clear();  // incomplete
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
@@ -113,18 +110,18 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
 // outside one; the check verifies the rest (a guess deeper in the document,
 // as a pretty-printed export may give, only costs the second thread's work).
 // 0: no guess (a small document, or none within kGuessLines lines).
-std::size_t ThreadDocument::guess_second_half(std::string_view text, std::size_t base) const {
+std::size_t ThreadDocument::guess_second_half(std::string_view text) const {
   constexpr std::size_t kGuessLines = 4096;
   if (text.size() < kSecondThreadBytes) return 0;
-  const std::size_t end = base + text.size();
-  auto line = std::lower_bound(line_starts_.begin(), line_starts_.end(), base + text.size() / 2);
-  for (std::size_t tried = 0; line != line_starts_.end() && tried < kGuessLines; ++line, ++tried) {
-    std::size_t at = *line;
-    while (at < end && (bytes_[at] == ' ' || bytes_[at] == '\t')) ++at;
-    if (at >= end || bytes_[at] != '{') continue;
-    std::size_t before = *line;
-    while (before > base && std::strchr(" \t\r\n", bytes_[before - 1]) && bytes_[before - 1] != '\0') --before;
-    if (before > base && bytes_[before - 1] == ',') return at - base;
+  std::size_t line = text.find('\n', text.size() / 2);
+  for (std::size_t tried = 0; line != std::string_view::npos && tried < kGuessLines; ++tried, line = text.find('\n', line + 1)) {
+    std::size_t at = line + 1;
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+    if (at >= text.size() || text[at] != '{') continue;
+    std::size_t before = line;
+    while (before > 0 && (text[before - 1] == '\n' || text[before - 1] == '\r' || text[before - 1] == ' ' || text[before - 1] == '\t'))
+      --before;
+    if (before > 0 && text[before - 1] == ',') return at;
   }
   return 0;
 }
@@ -132,9 +129,35 @@ std::size_t ThreadDocument::guess_second_half(std::string_view text, std::size_t
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, false); }
 bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, true); }
 
+// One pass over a plain document: the quick check also records where lines
+// start (a text it accepts has every raw newline between tokens) and needs
+// no NUL scan (it accepts no NUL). Anything it is unsure of goes to parse().
+bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_depth) {
+  std::size_t start = 0;
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
+  start = skip_json_ws(bytes, start);
+  if (start >= bytes.size()) return false;  // parse() reports it
+  for (std::size_t i = 0; i < start; ++i)
+    if (bytes[i] == '\n') line_starts_.push_back(i + 1);
+  const std::string_view text = bytes.substr(start);
+  SecondThread second;
+  second.at = guess_second_half(text);
+  if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
+  if (!is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second, &line_starts_)) {
+    long_values_.clear();  // incomplete
+    line_starts_.assign(1, 0);
+    return false;
+  }
+  long_values_ready_ = true;
+  root_ = {start, json_value_end(bytes, start, &long_values_)};
+  release_before(bytes.size());
+  return true;
+}
+
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only) {
   bytes_ = bytes;
   line_starts_.assign(1, 0);
+  if (quick_only) return parse_in_one_pass(bytes, max_depth);
   // A MiB at a time, so a mapped export's pages can be let go behind.
   // The same pass finds the first NUL byte (the document's checks refuse
   // one), while each MiB is in memory.

@@ -83,15 +83,17 @@ class ThreadDocument {
   std::string error;
   std::size_t error_offset = 0;
 
+  // Documents this long are checked on two threads when a split can be guessed.
+  static constexpr std::size_t kSecondThreadBytes = std::size_t{8} << 20;
+
  private:
   // With `collect_long_values`, the quick check also fills long_values_
   // (and sets long_values_ready_) when it settles the text.
   bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false,
                     bool quick_only = false);
   bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only);
-  // Documents this long are checked on two threads when a split can be guessed.
-  static constexpr std::size_t kSecondThreadBytes = std::size_t{8} << 20;
-  std::size_t guess_second_half(std::string_view text, std::size_t base) const;
+  bool parse_in_one_pass(std::string_view bytes, std::size_t max_depth);
+  std::size_t guess_second_half(std::string_view text) const;
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
     std::size_t begin = 0;

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <limits>
 
+#include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
@@ -302,6 +303,39 @@ TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
     }
   }
   EXPECT_GE(compared, 100u);
+}
+
+// The quick path records line starts during its syntax check instead of a
+// pass of its own: every position it gives must be the full path's, BOM,
+// CRLF, blank lines and a big document split over two threads included.
+TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
+  std::string big = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"},\"entries\":[\n";
+  for (int i = 0; big.size() < ThreadDocument::kSecondThreadBytes + 4096; ++i)
+    big += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" +
+           std::string(200 + i % 300, 'x') + "\"}";
+  big += "\r\n]}\n\n";
+  const std::vector<std::string> documents = {
+      "{\"a\":1}",
+      "\xEF\xBB\xBF\n\n  {\"a\":\n[1,\r\n2]}\n",
+      "\n{\n  \"a\": \"x\\ny\",\n  \"b\": [\n    {}\n  ]\n}\n\n\n",
+      big,
+  };
+  for (const std::string& text : documents) {
+    std::string one_pass_bytes = text, full_bytes = text;
+    ThreadDocument one_pass, full;
+    ASSERT_TRUE(one_pass.parse_plain(one_pass_bytes, 64)) << text.substr(0, 80);
+    ASSERT_TRUE(full.parse(full_bytes, 64)) << text.substr(0, 80);
+    EXPECT_EQ(one_pass.root().begin, full.root().begin);
+    EXPECT_EQ(one_pass.root().end, full.root().end);
+    const std::size_t step = text.size() > 100000 ? 97 : 1;
+    for (std::size_t at = 0; at < text.size(); at += step) {
+      std::uint64_t line1 = 0, column1 = 0, line2 = 0, column2 = 0;
+      one_pass.position(at, line1, column1);
+      full.position(at, line2, column2);
+      ASSERT_EQ(line1, line2) << at;
+      ASSERT_EQ(column1, column2) << at;
+    }
+  }
 }
 
 // A mapped file: released pages read back the file's bytes, and a page
