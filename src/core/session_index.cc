@@ -324,7 +324,7 @@ class SpoolIndexer::Source final : public ByteSource {
   }
 
  private:
-  static constexpr std::size_t kMaxPending = 2;  // enough to keep both threads busy; each is a MiB of memory
+  static constexpr std::size_t kMaxPending = 1;  // the writer hardly ever waits; each block is a MiB of memory
 
   // Takes the next block and writes it; false once the writer has closed.
   bool next_block() {

@@ -904,13 +904,18 @@ void Mapper::push(std::size_t env, std::string line, bool compact) {
 // One line of the converted session (compacted: a pretty-printed export must
 // still give one line per entry), into memory or the spool file.
 void Mapper::emit_line(std::string_view line, bool compact) {
+  // Blocks stay within their MiB unless one line is bigger: a string grown
+  // past its capacity would double it, in every buffer the spool cycles.
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  if (options_.spool && !spool_buffer_.empty() && spool_buffer_.size() + line.size() + 1 > kBlock) flush_spool();
+  if (options_.spool && spool_buffer_.capacity() < kBlock) spool_buffer_.reserve(kBlock);
   std::string& target = options_.spool ? spool_buffer_ : out_.session;
   const std::size_t before = target.size();
   if (compact) target.append(line);
   else append_compact_json(target, line);
   target += '\n';
   out_.session_bytes += target.size() - before;
-  if (options_.spool && spool_buffer_.size() >= (std::size_t{1} << 20)) flush_spool();
+  if (options_.spool && spool_buffer_.size() >= kBlock) flush_spool();
 }
 
 void Mapper::flush_spool() {
