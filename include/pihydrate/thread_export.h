@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
@@ -56,10 +57,14 @@ struct ThreadOptions {
 };
 
 // Where a line of the converted session came from, for messages about it.
+// A big export converts to hundreds of thousands of lines, so an origin is
+// small: its path and id are read through ConvertedThread.
 struct ThreadOrigin {
-  std::string path;          // "entries[12]" (or "thread" for the trailer)
-  std::string envelope_id;   // the entry's id, if any
-  std::uint64_t line = 0;    // position of the entry in the export (1-based)
+  static constexpr std::uint32_t kThread = UINT32_MAX;  // the thread object (header, trailer)
+  std::uint32_t entry = kThread;  // index in the export's entries
+  std::uint32_t id_size = 0;      // the entry's id: ConvertedThread::origin_ids from id_begin
+  std::uint64_t id_begin = 0;
+  std::uint64_t line = 0;         // position of the entry in the export (1-based)
   std::uint64_t column = 0;
 };
 
@@ -67,6 +72,10 @@ struct ConvertedThread {
   std::string session;                  // header + one line per entry, '\n'-terminated (empty when spooled)
   std::uint64_t session_bytes = 0;      // its size, spooled or not
   std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
+  std::string origin_ids;                // the ids the origins name, one after another
+  // "entries[12]", or "thread".
+  static std::string path_of(const ThreadOrigin& o);
+  std::string_view id_of(const ThreadOrigin& o) const { return std::string_view(origin_ids).substr(o.id_begin, o.id_size); }
   std::string session_id;               // derived from thread.id
   std::string timestamp;                // thread.createdAt, else the first entry's time
   std::uint64_t entry_count = 0;        // entries in the export

@@ -522,7 +522,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     for (Diagnostic& d : report.diagnostics) {
       if (d.line == 0 || d.line > thread.origins.size()) continue;
       const ThreadOrigin& o = thread.origins[d.line - 1];
-      d.message = o.path + (o.envelope_id.empty() ? "" : " (id " + quote_for_message(o.envelope_id) + ")") + ": " + d.message;
+      const std::string_view id = thread.id_of(o);
+      d.message = ConvertedThread::path_of(o) + (id.empty() ? "" : " (id " + quote_for_message(std::string(id)) + ")") + ": " + d.message;
       d.line = o.line;
       d.column = o.column;
     }

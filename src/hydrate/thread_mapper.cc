@@ -123,7 +123,8 @@ const char* kind_name(Kind kind) {
 struct Envelope {
   std::size_t index = 0;  // position in the export
   JsonRef ref;
-  std::string id;
+  std::uint32_t id_size = 0;  // its id: Mapper::ids_ from id_begin (see Mapper::id_of)
+  std::uint64_t id_begin = 0;
   Kind kind = Kind::kChat;
   JsonRef payload;  // data or payload
   JsonRef message;  // pi.assistant / pi.tool_result / pi.user
@@ -172,6 +173,7 @@ class Mapper {
   struct EntryCheck {
     Diagnostics before_id;  // the entry has no usable id: it is skipped with these
     bool has_id = false;
+    std::string id;
     std::size_t id_at = 0;  // where its id is, for a duplicate's message
     Diagnostics after_id;   // reported unless the id turns out to be a duplicate
     const char* repair = nullptr;  // counted with after_id
@@ -216,6 +218,8 @@ class Mapper {
   const ThreadOptions& options_;
   ConvertedThread& out_;
   std::string spool_buffer_;  // lines not yet handed to options_.spool
+  std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
+  std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
   JsonRef thread_;
   std::vector<Envelope> envs_;
   std::vector<Item> items_;
@@ -251,7 +255,7 @@ void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, 
          id.valid() ? "expected a non-empty string" : "missing");
     return;
   }
-  e.id = doc.string_value(id);
+  c.id = doc.string_value(id);
   c.has_id = true;
   c.id_at = id.begin;
   auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
@@ -379,17 +383,20 @@ bool Mapper::read_envelopes() {
     out_.diagnostics.insert(out_.diagnostics.end(), c.before_id.begin(), c.before_id.end());
     if (!c.has_id) return;
     const std::size_t i = c.envelope.index;
-    if (auto it = seen.find(c.envelope.id); it != seen.end()) {
-      error(c.envelope.path() + ".id", c.id_at, "duplicate id " + quote_for_message(c.envelope.id) + " (first used by entries[" +
+    if (auto it = seen.find(c.id); it != seen.end()) {
+      error(c.envelope.path() + ".id", c.id_at, "duplicate id " + quote_for_message(c.id) + " (first used by entries[" +
                                                    std::to_string(it->second) + "])");
       return;
     }
-    seen[c.envelope.id] = i;
+    seen[c.id] = i;
     out_.diagnostics.insert(out_.diagnostics.end(), c.after_id.begin(), c.after_id.end());
     if (c.repair) out_.repairs[c.repair]++;
     if (c.has_seq) any_seq = true;
     if (!c.accepted) return;
     if (!c.has_seq) c.envelope.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
+    c.envelope.id_begin = ids_.size();
+    c.envelope.id_size = static_cast<std::uint32_t>(c.id.size());
+    ids_ += c.id;
     envs_.push_back(std::move(c.envelope));
   };
   const std::size_t half = entries.size() >= options_.two_threads_from ? entries.size() / 2 : entries.size();
@@ -452,7 +459,7 @@ void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, 
 void Mapper::plan_echoes_and_user_replacements() {
   const std::size_t n = envs_.size();
   std::unordered_map<std::string, std::size_t> pos_of_id;
-  for (std::size_t i = 0; i < n; ++i) pos_of_id[envs_[i].id] = i;
+  for (std::size_t i = 0; i < n; ++i) pos_of_id[std::string(id_of(envs_[i]))] = i;
   // Each envelope's chat role, read once: the turn scans below look at many
   // envelopes per chat turn, and reading a member walks the whole entry.
   std::vector<std::string> roles(n);
@@ -895,10 +902,12 @@ void Mapper::push(std::size_t env, std::string line, bool compact) {
   item_of_env_[env] = static_cast<std::int64_t>(items_.size() - 1);
   const Envelope& e = envs_[env];
   ThreadOrigin o;
-  o.path = e.path();
-  o.envelope_id = e.id;
+  o.entry = static_cast<std::uint32_t>(e.index);
+  o.id_begin = out_.origin_ids.size();
+  o.id_size = e.id_size;
+  out_.origin_ids += id_of(e);
   doc_.position(e.ref.begin, o.line, o.column);
-  out_.origins.push_back(std::move(o));
+  out_.origins.push_back(o);
 }
 
 // One line of the converted session (compacted: a pretty-printed export must
@@ -948,7 +957,7 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   std::string ref = doc_.string_value(doc_.member(e.payload, "firstKeptRef"));
   if (!ref.empty()) {
     for (std::size_t j = 0; j < pos; ++j) {
-      if (envs_[j].id != ref) continue;
+      if (id_of(envs_[j]) != ref) continue;
       std::int64_t target = replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])] : first_item_from(j);
       if (target >= 0) anchor = target, how = "firstKeptRef";
     }
@@ -1070,8 +1079,7 @@ void Mapper::run() {
   const std::string thread_id = doc_.string_value(doc_.member(thread_, "id"));
   out_.session_id = derived_session_id(thread_id);
   // A v1-shaped session: no version, no ids; hydrate_session chains it.
-  ThreadOrigin thread_origin;
-  thread_origin.path = "thread";
+  ThreadOrigin thread_origin;  // the thread object
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
   if (!options_.spool) out_.session.reserve(doc_.bytes().size() + 4096);
   emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
@@ -1112,6 +1120,10 @@ void Mapper::run() {
 }
 
 }  // namespace
+
+std::string ConvertedThread::path_of(const ThreadOrigin& o) {
+  return o.entry == ThreadOrigin::kThread ? std::string("thread") : "entries[" + std::to_string(o.entry) + "]";
+}
 
 bool ConvertedThread::ok() const {
   for (const Diagnostic& d : diagnostics)

@@ -275,7 +275,8 @@ TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
   auto describe = [](const ConvertedThread& t) {
     std::ostringstream out;
     out << t.session_id << " " << t.timestamp << " " << t.entry_count << " " << t.session_bytes << "\n" << t.session;
-    for (const ThreadOrigin& o : t.origins) out << o.path << "|" << o.envelope_id << "|" << o.line << ":" << o.column << "\n";
+    for (const ThreadOrigin& o : t.origins)
+      out << ConvertedThread::path_of(o) << "|" << t.id_of(o) << "|" << o.line << ":" << o.column << "\n";
     for (const auto& [kind, count] : t.repairs) out << kind << "=" << count << "\n";
     for (const Diagnostic& d : t.diagnostics)
       out << static_cast<int>(d.code) << " " << static_cast<int>(d.severity) << " " << d.line << ":" << d.column << " "
