@@ -233,19 +233,23 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
     }
   } join_on_exit{helper};
   helper = std::thread([&] {
-    CheckCollectingLongValues rest;
-    rest.long_values = &rest_values;
-    if (line_starts) rest.line_starts = &rest_line_starts;
-    rest.origin = check.origin;
-    rest.progress = ProgressReports(rest_listener, base + second.at);
-    FastSaxReader<CheckCollectingLongValues> rest_reader;
-    rest_end = rest_reader.skip_rest_of_array(at, end, rest, max_depth, kEntriesLevel, rest_loose);
+    try {
+      CheckCollectingLongValues rest;
+      rest.long_values = &rest_values;
+      if (line_starts) rest.line_starts = &rest_line_starts;
+      rest.origin = check.origin;
+      rest.progress = ProgressReports(rest_listener, base + second.at);
+      FastSaxReader<CheckCollectingLongValues> rest_reader;
+      rest_end = rest_reader.skip_rest_of_array(at, end, rest, max_depth, kEntriesLevel, rest_loose);
+    } catch (...) {
+      rest_end = nullptr;  // out of memory: the first reader goes on by itself
+    }
   });
   FastSaxReader<CheckCollectingLongValues>::Continuation continuation;
   continuation.at = at;
   continuation.level = kEntriesLevel;
   continuation.join = [&](bool& loose) -> const char* {
-    helper.join();
+    if (helper.joinable()) helper.join();
     if (!rest_end) return nullptr;
     // The second half's long values follow the first's, strings in order.
     long_values.append(std::move(rest_values));

@@ -2,10 +2,7 @@
 // from a thread export to a linear session in pi's line format. Tool-call
 // pairing, ids and writing are left to hydrate_session, which treats the
 // result like any other session (a v1-shaped file: no ids, one chain).
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <cctype>
