@@ -13,6 +13,10 @@
 
 namespace pihydrate {
 
+// Writes all of [data, data + size) to `fd`, retrying short and interrupted
+// writes. Throws IoError ("cannot write NAME: reason").
+void write_all(int fd, const char* data, std::size_t size, const std::string& name);
+
 class OutputFile final : public LineSink {
  public:
   // Creates the temporary file in `directory`. Throws IoError.

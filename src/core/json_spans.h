@@ -15,11 +15,6 @@ namespace pihydrate {
 
 std::size_t skip_json_ws(std::string_view s, std::size_t pos);
 
-// Where the long values of one JSON text end: string literals, objects and
-// arrays spanning more than kMinLength bytes. The functions below take it
-// optionally: a big document's values are walked once per level of nesting
-// (entry, data, message, content), and with it each walk steps over tool
-// output, images and whole nested values instead of scanning them again.
 // Hands a pass's progress (an offset) to an optional listener, at most
 // about once a MiB: often enough for a mapped export to let pages go behind
 // the pass, rarely enough to cost nothing.
@@ -41,6 +36,11 @@ class ProgressReports {
   std::size_t next_ = SIZE_MAX;
 };
 
+// Where the long values of one JSON text end: string literals, objects and
+// arrays spanning more than kMinLength bytes. The functions below take it
+// optionally: a big document's values are walked once per level of nesting
+// (entry, data, message, content), and with it each walk steps over tool
+// output, images and whole nested values instead of scanning them again.
 class LongValues {
  public:
   static constexpr std::size_t kMinLength = 256;  // shorter values are cheaper to scan than to look up

@@ -44,6 +44,8 @@ void clear_pending() { g_pending_temp[0] = '\0'; }
 
 std::string errno_text() { return std::strerror(errno); }
 
+}  // namespace
+
 void write_all(int fd, const char* data, std::size_t size, const std::string& name) {
   while (size > 0) {
     ssize_t n = ::write(fd, data, size);
@@ -53,8 +55,6 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& na
     size -= static_cast<std::size_t>(n);
   }
 }
-
-}  // namespace
 
 OutputFile::OutputFile(const std::string& directory) : directory_(directory.empty() ? "." : directory) {
   std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";

@@ -14,6 +14,7 @@
 #include "core/entry_scanner.h"
 #include "core/utf8.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/output_file.h"
 
 namespace pihydrate {
 
@@ -339,15 +340,7 @@ class SpoolIndexer::Source final : public ByteSource {
       changed_.notify_all();
     }
     at_ = 0;
-    const char* p = current_.data();
-    std::size_t left = current_.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw IoError("cannot write " + name_ + ": " + std::strerror(errno));
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
+    write_all(fd_, current_.data(), current_.size(), name_);
     return true;
   }
 

@@ -40,24 +40,15 @@ class DepthHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Dept
 
 bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::size_t max_depth,
                                   bool collect_long_values, bool quick_only) {
-  if (base + text.size() == bytes_.size() && (first_nul_ == std::string_view::npos || first_nul_ >= base)) {
-    // The text runs to the end, where the line-start pass looked already.
-    if (first_nul_ != std::string_view::npos) {
+  // A MiB at a time, so a mapped export's pages can be let go behind.
+  for (std::size_t window = 0; window < text.size(); window += kWindow) {
+    const std::size_t length = std::min(kWindow, text.size() - window);
+    if (const void* nul = std::memchr(text.data() + window, '\0', length)) {
       error = "NUL byte";
-      error_offset = first_nul_;
+      error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
       return false;
     }
-  } else {
-    // A MiB at a time, so a mapped export's pages can be let go behind.
-    for (std::size_t window = 0; window < text.size(); window += kWindow) {
-      const std::size_t length = std::min(kWindow, text.size() - window);
-      if (const void* nul = std::memchr(text.data() + window, '\0', length)) {
-        error = "NUL byte";
-        error_offset = base + static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
-        return false;
-      }
-      release_before(base + window);
-    }
+    release_before(base + window);
   }
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
@@ -126,6 +117,11 @@ std::size_t ThreadDocument::guess_second_half(std::string_view text) const {
   return 0;
 }
 
+// Where the JSON starts: past a BOM (tolerated here) and whitespace.
+std::size_t ThreadDocument::document_start(std::string_view bytes) {
+  return skip_json_ws(bytes, bytes.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0);
+}
+
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, false); }
 bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, true); }
 
@@ -133,9 +129,7 @@ bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) 
 // start (a text it accepts has every raw newline between tokens) and needs
 // no NUL scan (it accepts no NUL). Anything it is unsure of goes to parse().
 bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_depth) {
-  std::size_t start = 0;
-  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
-  start = skip_json_ws(bytes, start);
+  const std::size_t start = document_start(bytes);
   if (start >= bytes.size()) return false;  // parse() reports it
   for (std::size_t i = 0; i < start; ++i)
     if (bytes[i] == '\n') line_starts_.push_back(i + 1);
@@ -159,23 +153,15 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool q
   line_starts_.assign(1, 0);
   if (quick_only) return parse_in_one_pass(bytes, max_depth);
   // A MiB at a time, so a mapped export's pages can be let go behind.
-  // The same pass finds the first NUL byte (the document's checks refuse
-  // one), while each MiB is in memory.
-  first_nul_ = std::string_view::npos;
   for (std::size_t window = 0; window < bytes.size(); window += kWindow) {
     const char* p = bytes.data() + window;
     const char* const end = bytes.data() + std::min(bytes.size(), window + kWindow);
-    if (first_nul_ == std::string_view::npos)
-      if (const void* nul = std::memchr(p, '\0', static_cast<std::size_t>(end - p)))
-        first_nul_ = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
     while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))))
       line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
     release_before(window);
   }
   release_before(bytes.size());
-  std::size_t start = 0;
-  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a BOM is tolerated here
-  start = skip_json_ws(bytes, start);
+  const std::size_t start = document_start(bytes);
   if (start >= bytes.size()) {
     error = "the input is empty";
     error_offset = 0;

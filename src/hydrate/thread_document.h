@@ -93,6 +93,7 @@ class ThreadDocument {
                     bool quick_only = false);
   bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only);
   bool parse_in_one_pass(std::string_view bytes, std::size_t max_depth);
+  static std::size_t document_start(std::string_view bytes);
   std::size_t guess_second_half(std::string_view text) const;
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
   struct MembersCacheSlot {
@@ -130,7 +131,6 @@ class ThreadDocument {
   JsonRef root_;
   std::vector<JsonRef> jsonl_entries_;
   std::vector<std::size_t> line_starts_;
-  std::size_t first_nul_ = std::string_view::npos;  // found by the line-start pass
   LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them
   bool long_values_ready_ = false;
 };

@@ -115,6 +115,29 @@ const char* kind_name(Kind kind) {
   return "unknown";
 }
 
+// Runs `beside` on a second thread while `here` runs on this one, and
+// returns once both are done; an exception from either is rethrown (this
+// thread's first). `beside` must touch nothing `here` writes.
+template <typename Beside, typename Here>
+void run_beside(Beside beside, Here here) {
+  std::exception_ptr beside_error;
+  std::thread helper([&] {
+    try {
+      beside();
+    } catch (...) {
+      beside_error = std::current_exception();
+    }
+  });
+  try {
+    here();
+  } catch (...) {
+    helper.join();  // it uses this frame
+    throw;
+  }
+  helper.join();
+  if (beside_error) std::rethrow_exception(beside_error);
+}
+
 // One entry of the export. A big export has a hundred thousand of them, all
 // held until the end: what can be derived (the path) is not stored.
 struct Envelope {
@@ -396,35 +419,26 @@ bool Mapper::read_envelopes() {
     ids_ += c.id;
     envs_.push_back(std::move(c.envelope));
   };
-  const std::size_t half = entries.size() >= options_.two_threads_from ? entries.size() / 2 : entries.size();
-  std::vector<EntryCheck> second_half(entries.size() - half);
-  std::exception_ptr helper_error;
-  std::thread helper;
-  ThreadDocument second_reader;
-  if (!second_half.empty()) {
-    second_reader = doc_.second_reader();
-    helper = std::thread([&] {
-      try {
-        for (std::size_t i = half; i < entries.size(); ++i) check_entry(second_reader, i, entries[i], second_half[i - half]);
-      } catch (...) {
-        helper_error = std::current_exception();
-      }
-    });
-  }
-  try {
-    for (std::size_t i = 0; i < half; ++i) {
+  auto check_and_settle = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
       EntryCheck c;
       check_entry(doc_, i, entries[i], c);
       settle(c);
     }
-  } catch (...) {
-    if (helper.joinable()) helper.join();  // it uses this frame
-    throw;
+  };
+  if (entries.size() < options_.two_threads_from) {
+    check_and_settle(0, entries.size());
+  } else {
+    const std::size_t half = entries.size() / 2;
+    std::vector<EntryCheck> second_half(entries.size() - half);
+    const ThreadDocument second_reader = doc_.second_reader();
+    run_beside(
+        [&] {
+          for (std::size_t i = half; i < entries.size(); ++i) check_entry(second_reader, i, entries[i], second_half[i - half]);
+        },
+        [&] { check_and_settle(0, half); });
+    for (EntryCheck& c : second_half) settle(c);
   }
-  if (helper.joinable()) helper.join();
-  if (helper_error) std::rethrow_exception(helper_error);
-  for (EntryCheck& c : second_half) settle(c);
-  second_half = {};
   out_.entry_count = entries.size();
   if (!out_.ok()) return false;
   if (any_seq) {
@@ -455,8 +469,8 @@ void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, 
 // R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
 void Mapper::plan_echoes_and_user_replacements() {
   const std::size_t n = envs_.size();
-  std::unordered_map<std::string, std::size_t> pos_of_id;
-  for (std::size_t i = 0; i < n; ++i) pos_of_id[std::string(id_of(envs_[i]))] = i;
+  std::unordered_map<std::string_view, std::size_t> pos_of_id;  // views into ids_, complete by now
+  for (std::size_t i = 0; i < n; ++i) pos_of_id[id_of(envs_[i])] = i;
   // Each envelope's chat role, read once: the turn scans below look at many
   // envelopes per chat turn, and reading a member walks the whole entry.
   std::vector<std::string> roles(n);
@@ -601,23 +615,8 @@ void Mapper::plan_echoes_and_chunks() {
     plan_echoes_and_user_replacements();
     plan_chunk_groups(doc_, chunks);
   } else {
-    ThreadDocument second_reader = doc_.second_reader();
-    std::exception_ptr chunk_error;
-    std::thread helper([&] {
-      try {
-        plan_chunk_groups(second_reader, chunks);
-      } catch (...) {
-        chunk_error = std::current_exception();
-      }
-    });
-    try {
-      plan_echoes_and_user_replacements();
-    } catch (...) {
-      helper.join();  // it uses this frame
-      throw;
-    }
-    helper.join();
-    if (chunk_error) std::rethrow_exception(chunk_error);
+    const ThreadDocument second_reader = doc_.second_reader();
+    run_beside([&] { plan_chunk_groups(second_reader, chunks); }, [&] { plan_echoes_and_user_replacements(); });
   }
   for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
   out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
