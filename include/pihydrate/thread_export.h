@@ -72,7 +72,7 @@ struct ConvertedThread {
   std::string session;                  // header + one line per entry, '\n'-terminated (empty when spooled)
   std::uint64_t session_bytes = 0;      // its size, spooled or not
   std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
-  std::string origin_ids;                // the ids the origins name, one after another
+  std::string origin_ids;                // the export's entry ids, one after another: origins name theirs by offset
   // "entries[12]", or "thread".
   static std::string path_of(const ThreadOrigin& o);
   std::string_view id_of(const ThreadOrigin& o) const { return std::string_view(origin_ids).substr(o.id_begin, o.id_size); }

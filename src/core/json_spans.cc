@@ -394,26 +394,31 @@ void LongValues::index(std::string_view s, const std::function<void(std::size_t)
 }
 
 void LongValues::clear() {
-  strings_.clear();
-  containers_.clear();
-  loose_.clear();
+  data_ = std::make_shared<Storage>();
   string_hint_ = container_hint_ = 0;
 }
 
 void LongValues::append(LongValues&& later) {
-  strings_.insert(strings_.end(), later.strings_.begin(), later.strings_.end());
-  containers_.insert(containers_.end(), later.containers_.begin(), later.containers_.end());
-  loose_.insert(loose_.end(), later.loose_.begin(), later.loose_.end());
+  Storage& data = own();
+  const Storage& more = *later.data_;
+  data.strings.insert(data.strings.end(), more.strings.begin(), more.strings.end());
+  data.containers.insert(data.containers.end(), more.containers.begin(), more.containers.end());
+  data.loose.insert(data.loose.end(), more.loose.begin(), more.loose.end());
   later.clear();
 }
 
 void LongValues::finish() {
-  std::sort(containers_.begin(), containers_.end());
-  std::sort(loose_.begin(), loose_.end());
+  Storage& data = own();
+  std::sort(data.containers.begin(), data.containers.end());
+  std::sort(data.loose.begin(), data.loose.end());
+  // They stay for the document's lifetime: not with up to half of each unused.
+  data.strings.shrink_to_fit();
+  data.containers.shrink_to_fit();
+  data.loose.shrink_to_fit();
 }
 
 bool LongValues::container_is_compact(std::size_t begin) const {
-  return container_end_of(begin) != 0 && !std::binary_search(loose_.begin(), loose_.end(), begin);
+  return container_end_of(begin) != 0 && !std::binary_search(data_->loose.begin(), data_->loose.end(), begin);
 }
 
 std::size_t LongValues::end_in(const Spans& spans, std::size_t& hint, std::size_t begin) {

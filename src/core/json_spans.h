@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,38 +51,51 @@ class LongValues {
   void clear();
   // For a producer that finds them in one pass (the quick syntax check):
   // strings in increasing order, containers in any order, then finish().
-  void add_string(std::size_t begin, std::size_t end) { strings_.emplace_back(begin, end); }
+  void add_string(std::size_t begin, std::size_t end) { own().strings.emplace_back(begin, end); }
   // `loose`: whitespace separates tokens somewhere inside it.
   void add_container(std::size_t begin, std::size_t end, bool loose) {
-    containers_.emplace_back(begin, end);
-    if (loose) loose_.push_back(begin);
+    Storage& data = own();
+    data.containers.emplace_back(begin, end);
+    if (loose) data.loose.push_back(begin);
   }
   void finish();
   // Takes `later`'s values, all past this one's (strings stay in order).
   void append(LongValues&& later);
   // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.
-  std::size_t string_end_of(std::size_t begin) const { return end_in(strings_, string_hint_, begin); }
-  std::size_t container_end_of(std::size_t begin) const { return end_in(containers_, container_hint_, begin); }
+  std::size_t string_end_of(std::size_t begin) const { return end_in(data_->strings, string_hint_, begin); }
+  std::size_t container_end_of(std::size_t begin) const { return end_in(data_->containers, container_hint_, begin); }
   // True when the container starting at `begin` is indexed and has no
   // whitespace between its tokens: a line made of it needs no compacting.
   bool container_is_compact(std::size_t begin) const;
   bool operator==(const LongValues& other) const {
-    return strings_ == other.strings_ && containers_ == other.containers_ && loose_ == other.loose_;
+    return data_->strings == other.data_->strings && data_->containers == other.data_->containers &&
+           data_->loose == other.data_->loose;
   }
-  std::size_t size() const { return strings_.size() + containers_.size(); }
+  std::size_t size() const { return data_->strings.size() + data_->containers.size(); }
 
  private:
   using Spans = std::vector<std::pair<std::size_t, std::size_t>>;  // (first byte, one past the last), sorted
   // Walks go front to back nearly always, so each search starts where the
   // last one ended (`hint`) and gallops: a few steps instead of a binary
   // search over every long value of the document. The hints make lookups
-  // not thread-safe; a LongValues belongs to one reader.
+  // not thread-safe; a LongValues belongs to one reader (give another
+  // reader a copy).
   static std::size_t end_in(const Spans& spans, std::size_t& hint, std::size_t begin);
-  Spans strings_;
-  Spans containers_;
+  struct Storage {
+    Spans strings;
+    Spans containers;
+    std::vector<std::size_t> loose;  // first bytes of the containers with whitespace inside, sorted
+  };
+  // A copy shares the spans (a second reader of a big document needs no
+  // second copy of them) and has hints of its own; changing a copy copies
+  // the spans first.
+  Storage& own() {
+    if (data_.use_count() != 1) data_ = std::make_shared<Storage>(*data_);
+    return *data_;
+  }
+  std::shared_ptr<Storage> data_ = std::make_shared<Storage>();
   mutable std::size_t string_hint_ = 0;
   mutable std::size_t container_hint_ = 0;
-  std::vector<std::size_t> loose_;  // first bytes of the containers with whitespace inside, sorted
 };
 
 // One past the end of the value starting at `pos` (no leading whitespace).

@@ -132,14 +132,14 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
   const std::size_t start = document_start(bytes);
   if (start >= bytes.size()) return false;  // parse() reports it
   for (std::size_t i = 0; i < start; ++i)
-    if (bytes[i] == '\n') line_starts_.push_back(i + 1);
+    if (bytes[i] == '\n') layout_->line_starts.push_back(i + 1);
   const std::string_view text = bytes.substr(start);
   SecondThread second;
   second.at = guess_second_half(text);
   if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
-  if (!is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second, &line_starts_)) {
+  if (!is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second, &layout_->line_starts)) {
     long_values_.clear();  // incomplete
-    line_starts_.assign(1, 0);
+    layout_->line_starts.assign(1, 0);
     return false;
   }
   long_values_ready_ = true;
@@ -150,14 +150,15 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
 
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only) {
   bytes_ = bytes;
-  line_starts_.assign(1, 0);
+  layout_ = std::make_shared<Layout>();  // never the one a second reader of an earlier parse holds
+  layout_->line_starts.assign(1, 0);
   if (quick_only) return parse_in_one_pass(bytes, max_depth);
   // A MiB at a time, so a mapped export's pages can be let go behind.
   for (std::size_t window = 0; window < bytes.size(); window += kWindow) {
     const char* p = bytes.data() + window;
     const char* const end = bytes.data() + std::min(bytes.size(), window + kWindow);
     while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))))
-      line_starts_.push_back(static_cast<std::size_t>(++p - bytes.data()));
+      layout_->line_starts.push_back(static_cast<std::size_t>(++p - bytes.data()));
     release_before(window);
   }
   release_before(bytes.size());
@@ -204,7 +205,7 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool q
     std::size_t b = skip_json_ws(line, 0);
     if (b < line.size()) {
       if (!check_syntax(line, pos, max_depth)) return false;
-      jsonl_entries_.push_back({pos + b, pos + json_value_end(line, b)});
+      layout_->jsonl_entries.push_back({pos + b, pos + json_value_end(line, b)});
     }
     pos = eol + 1;
   }
@@ -273,10 +274,11 @@ std::string ThreadDocument::string_value(JsonRef ref) const {
 }
 
 void ThreadDocument::position(std::size_t offset, std::uint64_t& line, std::uint64_t& column) const {
-  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-  std::size_t index = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+  const std::vector<std::size_t>& starts = layout_->line_starts;
+  auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+  std::size_t index = static_cast<std::size_t>(it - starts.begin()) - 1;
   line = index + 1;
-  column = offset - line_starts_[index] + 1;
+  column = offset - starts[index] + 1;
 }
 
 }  // namespace pihydrate

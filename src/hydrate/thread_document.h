@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +51,8 @@ class ThreadDocument {
   }
 
   // A reader of the same parsed document for another thread: the member
-  // cache and lookup hints are its own, and it lets go of the pages it read
+  // cache and lookup hints are its own (what parse found is shared, not
+  // copied), and it lets go of the pages it read
   // through ExportResidency::release_range (its release_before does nothing).
   ThreadDocument second_reader() const {
     ThreadDocument reader = *this;
@@ -63,7 +65,7 @@ class ThreadDocument {
   std::string_view bytes() const { return bytes_; }
   bool is_jsonl() const { return jsonl_; }
   JsonRef root() const { return root_; }                       // the document, or the JSONL header line
-  const std::vector<JsonRef>& jsonl_entries() const { return jsonl_entries_; }
+  const std::vector<JsonRef>& jsonl_entries() const { return layout_->jsonl_entries; }
 
   RefKind kind(JsonRef ref) const;
   // True when `ref` is an object or array known to have no whitespace between
@@ -129,9 +131,14 @@ class ThreadDocument {
   }
   bool jsonl_ = false;
   JsonRef root_;
-  std::vector<JsonRef> jsonl_entries_;
-  std::vector<std::size_t> line_starts_;
-  LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them
+  // Where lines start, and the JSONL variant's entries: written by parse,
+  // then only read, by this reader and its second readers.
+  struct Layout {
+    std::vector<std::size_t> line_starts;
+    std::vector<JsonRef> jsonl_entries;
+  };
+  std::shared_ptr<Layout> layout_ = std::make_shared<Layout>();
+  LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them (shared by copies)
   bool long_values_ready_ = false;
 };
 

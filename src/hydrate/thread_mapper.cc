@@ -14,6 +14,11 @@
 #include <thread>
 #include <unordered_map>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "core/index_by_key.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
@@ -90,7 +95,9 @@ std::string normalize_space(const std::string& s) {
 }
 
 // The entry kinds the mapper reads (others are skipped with a warning).
-enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction };
+// kSkipped: an entry whose id was read but which gives nothing; it is kept
+// only until every id has been checked for duplicates.
+enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
 
 Kind kind_of(std::string_view text) {
   if (text == "chat") return Kind::kChat;
@@ -110,7 +117,8 @@ const char* kind_name(Kind kind) {
     case Kind::kPiToolResult: return "pi.tool_result";
     case Kind::kPiChunk: return "pi.chunk";
     case Kind::kPiCompaction: return "pi.compaction";
-    case Kind::kUnknown: break;
+    case Kind::kUnknown:
+    case Kind::kSkipped: break;
   }
   return "unknown";
 }
@@ -138,26 +146,60 @@ void run_beside(Beside beside, Here here) {
   if (beside_error) std::rethrow_exception(beside_error);
 }
 
-// One entry of the export. A big export has a hundred thousand of them, all
-// held until the end: what can be derived (the path) is not stored.
-struct Envelope {
-  std::size_t index = 0;  // position in the export
-  JsonRef ref;
-  std::uint32_t id_size = 0;  // its id: Mapper::ids_ from id_begin (see Mapper::id_of)
-  std::uint64_t id_begin = 0;
-  Kind kind = Kind::kChat;
-  JsonRef payload;  // data or payload
-  JsonRef message;  // pi.assistant / pi.tool_result / pi.user
-  JsonRef ts;
-  std::int64_t order_key = 0;
-  std::string path() const { return "entries[" + std::to_string(index) + "]"; }
-};
+// Hands the heap memory freed so far back to the system. glibc keeps what a
+// thread's arena freed mapped (the planning helpers', tens of MiB on a big
+// export), and the next phase grows on the main thread: without this, the
+// two would add up in the peak RSS.
+void return_freed_heap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
+// One entry of the export. A big export has hundreds of thousands of them,
+// all held until the end, so an envelope is 64 bytes: what can be derived
+// (the path) is not stored, and the values inside the entry are offsets
+// from its start (an entry is under 4 GiB; read_envelopes checks).
+struct Envelope {
+  std::uint64_t ref_begin = 0;
+  std::uint64_t id_begin = 0;  // its id: Mapper::ids_ from id_begin (see Mapper::id_of)
+  std::int64_t order_key = 0;
+  std::uint32_t index = 0;     // position in the export
+  std::uint32_t ref_size = 0;
+  std::uint32_t id_size = 0;
+  Kind kind = Kind::kChat;
+
+  JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
+  JsonRef payload() const { return inside(payload_); }  // data or payload
+  JsonRef message() const { return inside(message_); }  // pi.assistant / pi.tool_result / pi.user
+  JsonRef ts() const { return inside(ts_); }
+  void set_payload(JsonRef value) { payload_ = part(value); }
+  void set_message(JsonRef value) { message_ = part(value); }
+  void set_ts(JsonRef value) { ts_ = part(value); }
+  std::string path() const { return "entries[" + std::to_string(index) + "]"; }
+
+ private:
+  struct Part {  // [at, at + size) from ref_begin; size 0: missing
+    std::uint32_t at = 0;
+    std::uint32_t size = 0;
+  };
+  JsonRef inside(Part p) const { return p.size == 0 ? JsonRef{} : JsonRef{ref_begin + p.at, ref_begin + p.at + p.size}; }
+  Part part(JsonRef value) const {
+    if (!value.valid()) return {};
+    return {static_cast<std::uint32_t>(value.begin - ref_begin), static_cast<std::uint32_t>(value.end - value.begin)};
+  }
+  Part payload_, message_, ts_;
+};
+static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it small");
+
+// One line of the converted session after the header, as compaction anchors
+// need it. There is one per message, so its tool call ids are kept in one
+// string (Mapper::tool_ids_), each as a 4-byte length and its bytes.
 struct Item {
-  std::size_t env = 0;        // envelope that produced it
-  bool is_user_turn = false;  // a chat user (or its pi.user) turn
-  std::string tool_result_for;           // toolResult: its toolCallId
-  std::vector<std::string> tool_call_ids;  // assistant: its calls
+  std::uint64_t ids_begin = 0;
+  std::uint32_t id_count = 0;   // an assistant's tool calls, or a tool result's one toolCallId
+  bool is_user_turn = false;    // a chat user (or its pi.user) turn
+  bool is_tool_result = false;
 };
 
 class Mapper {
@@ -189,19 +231,27 @@ class Mapper {
     return d;
   }
 
-  // What one entry of the export gives (see check_entry).
+  // What checking one entry gives besides its envelope (see check_entry).
+  // The second half's checks wait for the first half's, so they are small:
+  // the id and the messages are in the checker's lists.
   struct EntryCheck {
-    Diagnostics before_id;  // the entry has no usable id: it is skipped with these
+    std::uint64_t id_begin = 0;  // the id: Checker::ids from id_begin
+    std::uint32_t id_size = 0;
+    std::uint32_t before_id = 0;  // the next this many Checker::diagnostics: the entry has no usable id
+    std::uint32_t after_id = 0;   // then this many, reported unless the id turns out to be a duplicate
     bool has_id = false;
-    std::string id;
-    std::size_t id_at = 0;  // where its id is, for a duplicate's message
-    Diagnostics after_id;   // reported unless the id turns out to be a duplicate
-    const char* repair = nullptr;  // counted with after_id
     bool has_seq = false;
     bool accepted = false;
-    Envelope envelope;
+    const char* repair = nullptr;  // counted with after_id
+    std::size_t id_at = 0;         // where its id is, for a duplicate's message
   };
-  void check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, EntryCheck& c) const;
+  // What one thread's checks refer to, in entry order.
+  struct Checker {
+    std::string ids;
+    Diagnostics diagnostics;
+  };
+  // Fills `e` (its index and ref set), except its id.
+  void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const;
   bool read_envelopes();
   void plan_echoes_and_user_replacements();
   // What plan_chunk_groups found, kept apart while it runs beside the echo plan.
@@ -243,9 +293,12 @@ class Mapper {
   JsonRef thread_;
   std::vector<Envelope> envs_;
   std::vector<Item> items_;
-  std::vector<std::int64_t> item_of_env_;
+  std::string tool_ids_;  // see Item
+  void add_tool_id(std::string_view id);
+  std::vector<std::string_view> tool_ids_of(const Item& item) const;
+  std::vector<std::int32_t> item_of_env_;
   std::vector<std::uint8_t> dropped_;           // per envelope: produces nothing
-  std::vector<std::int64_t> replaced_by_;       // chat user -> pi.user envelope
+  std::vector<std::int32_t> replaced_by_;       // chat user -> pi.user envelope
   std::vector<std::vector<std::size_t>> partial_groups_;
   std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
   std::string last_ts_;
@@ -258,24 +311,27 @@ class Mapper {
 // mapper's state: whether it is accepted, and what to report, depend only on
 // the entry, except for duplicate ids and missing seqs, which read_envelopes
 // settles in entry order.
-void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, EntryCheck& c) const {
-  Envelope& e = c.envelope;
-  e.index = i;
-  e.ref = ref;
-  auto fail = [&](Diagnostics& where, Severity severity, const std::string& path, std::size_t offset,
-                  const std::string& message) { where.push_back(diagnostic(doc, severity, path, offset, message)); };
-  if (doc.kind(e.ref) != RefKind::kObject) {
-    fail(c.before_id, Severity::kError, e.path(), e.ref.begin, "expected an object");
+void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const {
+  auto fail = [&](std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
+                  const std::string& message) {
+    checker.diagnostics.push_back(diagnostic(doc, severity, path, offset, message));
+    ++count;
+  };
+  if (doc.kind(e.ref()) != RefKind::kObject) {
+    fail(c.before_id, Severity::kError, e.path(), e.ref().begin, "expected an object");
     return;
   }
-  const auto em = doc.members(e.ref);  // read the envelope once
+  const auto em = doc.members(e.ref());  // read the envelope once
   JsonRef id = ThreadDocument::find(em, "id");
   if (doc.kind(id) != RefKind::kString || doc.string_value(id).empty()) {
-    fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref.begin,
+    fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
          id.valid() ? "expected a non-empty string" : "missing");
     return;
   }
-  c.id = doc.string_value(id);
+  const std::string id_text = doc.string_value(id);
+  c.id_begin = checker.ids.size();
+  c.id_size = static_cast<std::uint32_t>(id_text.size());
+  checker.ids += id_text;
   c.has_id = true;
   c.id_at = id.begin;
   auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
@@ -283,12 +339,12 @@ void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, 
   };
   JsonRef kind = ThreadDocument::find(em, "kind");
   if (doc.kind(kind) != RefKind::kString) {
-    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref.begin, kind.valid() ? "expected a string" : "missing");
+    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin, kind.valid() ? "expected a string" : "missing");
     return;
   }
   const std::string kind_text = doc.string_value(kind);
   e.kind = kind_of(kind_text);
-  e.ts = ThreadDocument::find(em, "ts");
+  e.set_ts(ThreadDocument::find(em, "ts"));
   JsonRef seq = ThreadDocument::find(em, "seq");
   if (seq.valid()) {
     if (doc.kind(seq) != RefKind::kNumber || !parse_int64(doc.raw(seq), e.order_key)) {
@@ -297,29 +353,29 @@ void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, 
     }
     c.has_seq = true;
   }
-  e.payload = ThreadDocument::find(em, "data");
-  if (!e.payload.valid()) e.payload = ThreadDocument::find(em, "payload");
+  e.set_payload(ThreadDocument::find(em, "data"));
+  if (!e.payload().valid()) e.set_payload(ThreadDocument::find(em, "payload"));
   // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
   const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
   if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
-    if (doc.kind(e.payload) != RefKind::kObject) {
-      reject(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
-            e.payload.valid() ? "expected an object" : "missing");
+    if (doc.kind(e.payload()) != RefKind::kObject) {
+      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+            e.payload().valid() ? "expected an object" : "missing");
       return;
     }
     // A payload whose role is set is itself the message.
-    const auto pm = doc.members(e.payload);
-    e.message = ThreadDocument::find(pm, "role").valid() ? e.payload : ThreadDocument::find(pm, "message");
-    if (doc.kind(e.message) != RefKind::kObject) {
-      reject(payload_path + ".message", e.message.valid() ? e.message.begin : e.payload.begin,
-            e.message.valid() ? "expected an object" : "missing");
+    const auto pm = doc.members(e.payload());
+    e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
+    if (doc.kind(e.message()) != RefKind::kObject) {
+      reject(payload_path + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
+            e.message().valid() ? "expected an object" : "missing");
       return;
     }
     const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
-    const JsonRef role_ref = ThreadDocument::find(e.message.begin == e.payload.begin ? pm : doc.members(e.message), "role");
+    const JsonRef role_ref = ThreadDocument::find(e.message().begin == e.payload().begin ? pm : doc.members(e.message()), "role");
     std::string role = doc.string_value(role_ref);
     if (role != want) {
-      reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message.begin,
+      reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
             "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
                 (role.empty() ? std::string("none") : quote_for_message(role)));
       return;
@@ -327,23 +383,23 @@ void Mapper::check_entry(const ThreadDocument& doc, std::size_t i, JsonRef ref, 
   } else if (e.kind == Kind::kChat) {
     std::string role = doc.string_value(ThreadDocument::find(em, "role"));
     if (role != "user" && role != "assistant" && role != "system") {
-      reject(e.path() + ".role", e.ref.begin, "expected \"user\", \"assistant\" or \"system\"");
+      reject(e.path() + ".role", e.ref().begin, "expected \"user\", \"assistant\" or \"system\"");
       return;
     }
     if (doc.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
-      reject(e.path() + ".text", e.ref.begin, "missing (a chat entry needs its text)");
+      reject(e.path() + ".text", e.ref().begin, "missing (a chat entry needs its text)");
       return;
     }
   } else if (e.kind == Kind::kPiChunk) {
-    if (doc.kind(doc.member(e.payload, "event")) != RefKind::kObject) {
-      fail(c.after_id, Severity::kWarning, e.path(), e.ref.begin, "pi.chunk without data.event; skipped");
+    if (doc.kind(doc.member(e.payload(), "event")) != RefKind::kObject) {
+      fail(c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
       c.repair = "skipped-chunk-without-event";
       return;
     }
   } else if (e.kind == Kind::kPiCompaction) {
-    if (doc.kind(e.payload) != RefKind::kObject) {
-      reject(payload_path, e.payload.valid() ? e.payload.begin : e.ref.begin,
-            e.payload.valid() ? "expected an object" : "missing");
+    if (doc.kind(e.payload()) != RefKind::kObject) {
+      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+            e.payload().valid() ? "expected an object" : "missing");
       return;
     }
   } else {
@@ -395,51 +451,94 @@ bool Mapper::read_envelopes() {
   }
   // Each entry is checked on its own, the second half on the second core
   // through a reader of its own; duplicates, the order keys of entries
-  // without a seq and every message are then settled in entry order.
-  envs_.reserve(entries.size());
-  std::unordered_map<std::string, std::size_t> seen;
-  bool any_seq = false;
-  auto settle = [&](EntryCheck& c) {
-    out_.diagnostics.insert(out_.diagnostics.end(), c.before_id.begin(), c.before_id.end());
+  // without a seq and every message are then settled in entry order. Every
+  // envelope is filled in place: envs_[i] for entry i, moved down to the
+  // next kept slot when settled (never past a slot still to be settled).
+  const std::size_t n = entries.size();
+  if (n >= static_cast<std::size_t>(INT32_MAX)) {  // entries and lines are counted in 32 bits
+    error("entries", root.begin, "more than " + std::to_string(INT32_MAX - 1) + " entries");
+    return false;
+  }
+  envs_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (entries[i].end - entries[i].begin > UINT32_MAX) {
+      error("entries[" + std::to_string(i) + "]", entries[i].begin, "larger than 4 GiB (entries are read as 32-bit offsets)");
+      return false;
+    }
+    envs_[i].index = static_cast<std::uint32_t>(i);
+    envs_[i].ref_begin = entries[i].begin;
+    envs_[i].ref_size = static_cast<std::uint32_t>(entries[i].end - entries[i].begin);
+  }
+  out_.entry_count = n;
+  std::vector<JsonRef>().swap(entries);
+  // The ids settled so far (kept entries, and skipped ones until the end,
+  // for duplicates), found by open addressing over envs_ positions.
+  std::size_t kept = 0;
+  auto id_at_slot = [this](std::uint32_t slot) { return id_of(envs_[slot]); };
+  IndexByKey<decltype(id_at_slot), std::hash<std::string_view>> seen(n, id_at_slot);
+  bool any_seq = false, any_skipped = false;
+  std::int64_t last_order_key = 0;  // the last accepted entry's
+  auto settle = [&](std::size_t i, const EntryCheck& c, const Checker& checker, std::size_t& next_diagnostic) {
+    auto report = [&](std::uint32_t count) {
+      out_.diagnostics.insert(out_.diagnostics.end(), checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic),
+                              checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic + count));
+      next_diagnostic += count;
+    };
+    report(c.before_id);
     if (!c.has_id) return;
-    const std::size_t i = c.envelope.index;
-    if (auto it = seen.find(c.id); it != seen.end()) {
-      error(c.envelope.path() + ".id", c.id_at, "duplicate id " + quote_for_message(c.id) + " (first used by entries[" +
-                                                   std::to_string(it->second) + "])");
+    Envelope& slot = envs_[kept];
+    if (kept != i) slot = envs_[i];
+    slot.id_begin = ids_.size();
+    slot.id_size = c.id_size;
+    ids_.append(checker.ids, c.id_begin, c.id_size);
+    if (const std::int64_t first = seen.put_if_absent(static_cast<std::uint32_t>(kept)); first >= 0) {
+      const std::string id(id_of(slot));
+      ids_.resize(slot.id_begin);
+      next_diagnostic += c.after_id;
+      error(slot.path() + ".id", c.id_at, "duplicate id " + quote_for_message(id) + " (first used by entries[" +
+                                              std::to_string(envs_[static_cast<std::size_t>(first)].index) + "])");
       return;
     }
-    seen[c.id] = i;
-    out_.diagnostics.insert(out_.diagnostics.end(), c.after_id.begin(), c.after_id.end());
+    report(c.after_id);
     if (c.repair) out_.repairs[c.repair]++;
     if (c.has_seq) any_seq = true;
-    if (!c.accepted) return;
-    if (!c.has_seq) c.envelope.order_key = envs_.empty() ? 0 : envs_.back().order_key;  // stays after its predecessor
-    c.envelope.id_begin = ids_.size();
-    c.envelope.id_size = static_cast<std::uint32_t>(c.id.size());
-    ids_ += c.id;
-    envs_.push_back(std::move(c.envelope));
+    if (!c.accepted) {
+      slot.kind = Kind::kSkipped;  // its id still counts for duplicates
+      any_skipped = true;
+    } else {
+      if (!c.has_seq) slot.order_key = last_order_key;  // stays after its predecessor
+      last_order_key = slot.order_key;
+    }
+    ++kept;
   };
   auto check_and_settle = [&](std::size_t from, std::size_t to) {
+    Checker checker;
     for (std::size_t i = from; i < to; ++i) {
       EntryCheck c;
-      check_entry(doc_, i, entries[i], c);
-      settle(c);
+      checker.ids.clear();
+      checker.diagnostics.clear();
+      check_entry(doc_, envs_[i], c, checker);
+      std::size_t next_diagnostic = 0;
+      settle(i, c, checker, next_diagnostic);
     }
   };
-  if (entries.size() < options_.two_threads_from) {
-    check_and_settle(0, entries.size());
+  if (n < options_.two_threads_from) {
+    check_and_settle(0, n);
   } else {
-    const std::size_t half = entries.size() / 2;
-    std::vector<EntryCheck> second_half(entries.size() - half);
+    const std::size_t half = n / 2;
+    std::vector<EntryCheck> second_half(n - half);
+    Checker second_checker;
     const ThreadDocument second_reader = doc_.second_reader();
     run_beside(
         [&] {
-          for (std::size_t i = half; i < entries.size(); ++i) check_entry(second_reader, i, entries[i], second_half[i - half]);
+          for (std::size_t i = half; i < n; ++i) check_entry(second_reader, envs_[i], second_half[i - half], second_checker);
         },
         [&] { check_and_settle(0, half); });
-    for (EntryCheck& c : second_half) settle(c);
+    std::size_t next_diagnostic = 0;
+    for (std::size_t i = half; i < n; ++i) settle(i, second_half[i - half], second_checker, next_diagnostic);
   }
-  out_.entry_count = entries.size();
+  envs_.resize(kept);
+  if (any_skipped) envs_.erase(std::remove_if(envs_.begin(), envs_.end(), [](const Envelope& e) { return e.kind == Kind::kSkipped; }), envs_.end());
   if (!out_.ok()) return false;
   if (any_seq) {
     std::stable_sort(envs_.begin(), envs_.end(),
@@ -469,60 +568,66 @@ void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, 
 // R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
 void Mapper::plan_echoes_and_user_replacements() {
   const std::size_t n = envs_.size();
-  std::unordered_map<std::string_view, std::size_t> pos_of_id;  // views into ids_, complete by now
-  for (std::size_t i = 0; i < n; ++i) pos_of_id[id_of(envs_[i])] = i;
+  // Envelope positions by id (ids are unique by now).
+  auto id_at = [this](std::uint32_t pos) { return id_of(envs_[pos]); };
+  IndexByKey<decltype(id_at), std::hash<std::string_view>> pos_of_id(n, id_at);
+  for (std::size_t i = 0; i < n; ++i) pos_of_id.put(static_cast<std::uint32_t>(i));
   // Each envelope's chat role, read once: the turn scans below look at many
   // envelopes per chat turn, and reading a member walks the whole entry.
-  std::vector<std::string> roles(n);
-  for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == Kind::kChat) roles[i] = doc_.string_value(doc_.member(envs_[i].ref, "role"));
-  auto chat_role = [&](std::size_t i) -> const std::string& { return roles[i]; };
+  enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
+  std::vector<ChatRole> roles(n, ChatRole::kNone);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (envs_[i].kind != Kind::kChat) continue;
+    const std::string role = doc_.string_value(doc_.member(envs_[i].ref(), "role"));
+    roles[i] = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
+  }
+  auto is_chat_user = [&](std::size_t i) { return roles[i] == ChatRole::kUser; };
   // previous_user[i]: the nearest chat user turn before envelope i, or -1.
-  std::vector<std::int64_t> previous_user(n, -1);
-  for (std::size_t i = 1; i < n; ++i) previous_user[i] = roles[i - 1] == "user" ? static_cast<std::int64_t>(i - 1) : previous_user[i - 1];
+  std::vector<std::int32_t> previous_user(n, -1);
+  for (std::size_t i = 1; i < n; ++i) previous_user[i] = is_chat_user(i - 1) ? static_cast<std::int32_t>(i - 1) : previous_user[i - 1];
   for (std::size_t i = 0; i < n; ++i) {
     if (envs_[i].kind != Kind::kPiUser) continue;
     std::int64_t target = -1;
-    std::string chat_ref = doc_.string_value(doc_.member(envs_[i].payload, "chatRef"));
+    std::string chat_ref = doc_.string_value(doc_.member(envs_[i].payload(), "chatRef"));
     if (!chat_ref.empty()) {
-      auto it = pos_of_id.find(chat_ref);
-      if (it != pos_of_id.end() && chat_role(it->second) == "user") target = static_cast<std::int64_t>(it->second);
+      const std::int64_t named = pos_of_id.find(chat_ref);
+      if (named >= 0 && is_chat_user(static_cast<std::size_t>(named))) target = named;
     }
     if (target < 0) {
       // Only the nearest earlier chat user turn that no pi.user replaces yet.
       std::int64_t j = previous_user[i];
       while (j >= 0 && replaced_by_[static_cast<std::size_t>(j)] >= 0) j = previous_user[static_cast<std::size_t>(j)];
-      if (j >= 0 && normalize_space(doc_.string_value(doc_.member(envs_[static_cast<std::size_t>(j)].ref, "text"))) ==
-                        normalize_space(text_of_message(envs_[i].message)))
+      if (j >= 0 && normalize_space(doc_.string_value(doc_.member(envs_[static_cast<std::size_t>(j)].ref(), "text"))) ==
+                        normalize_space(text_of_message(envs_[i].message())))
         target = j;
     }
     if (target >= 0 && replaced_by_[static_cast<std::size_t>(target)] < 0) {
-      replaced_by_[static_cast<std::size_t>(target)] = static_cast<std::int64_t>(i);
+      replaced_by_[static_cast<std::size_t>(target)] = static_cast<std::int32_t>(i);
       dropped_[i] = 1;  // emitted at the chat turn's place
       out_.repairs["chat-user-replaced-by-pi-user"]++;
     }
   }
   // Turn boundaries, in two linear passes.
-  std::vector<std::size_t> turn_start(n), turn_end(n);
-  for (std::size_t i = 0; i < n; ++i) turn_start[i] = (i > 0 && chat_role(i - 1) != "user") ? turn_start[i - 1] : i;
-  for (std::size_t i = n; i-- > 0;) turn_end[i] = (i + 1 < n && chat_role(i + 1) != "user") ? turn_end[i + 1] : i;
+  std::vector<std::uint32_t> turn_start(n), turn_end(n);
+  for (std::size_t i = 0; i < n; ++i) turn_start[i] = (i > 0 && !is_chat_user(i - 1)) ? turn_start[i - 1] : static_cast<std::uint32_t>(i);
+  for (std::size_t i = n; i-- > 0;) turn_end[i] = (i + 1 < n && !is_chat_user(i + 1)) ? turn_end[i + 1] : static_cast<std::uint32_t>(i);
   // Each pi.assistant's text, normalised, computed once (a turn may hold
   // many chat echoes and many assistants).
   std::unordered_map<std::size_t, std::pair<std::string, std::string>> text_cache;
   auto assistant_texts = [&](std::size_t j) -> const std::pair<std::string, std::string>& {
     auto it = text_cache.find(j);
     if (it != text_cache.end()) return it->second;
-    std::string joined = text_of_message(envs_[j].message), glued;
+    std::string joined = text_of_message(envs_[j].message()), glued;
     for (char c : joined)
       if (c != '\n') glued += c;
     return text_cache.emplace(j, std::make_pair(normalize_space(joined), normalize_space(glued))).first->second;
   };
   for (std::size_t i = 0; i < n; ++i) {
-    if (chat_role(i) != "assistant") continue;
-    std::string ref = doc_.string_value(doc_.member(envs_[i].ref, "piRef"));
+    if (roles[i] != ChatRole::kAssistant) continue;
+    std::string ref = doc_.string_value(doc_.member(envs_[i].ref(), "piRef"));
     if (!ref.empty()) {
-      auto it = pos_of_id.find(ref);
-      if (it != pos_of_id.end() && envs_[it->second].kind == Kind::kPiAssistant) {
+      const std::int64_t named = pos_of_id.find(ref);
+      if (named >= 0 && envs_[static_cast<std::size_t>(named)].kind == Kind::kPiAssistant) {
         dropped_[i] = 1;
         out_.repairs["dropped-assistant-echo"]++;
         continue;
@@ -530,7 +635,7 @@ void Mapper::plan_echoes_and_user_replacements() {
     }
     // The same turn: between the chat user turns around it.
     const std::size_t lo = turn_start[i], hi = turn_end[i];
-    std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref, "text")));
+    std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref(), "text")));
     for (std::size_t j = lo; j <= hi; ++j) {
       if (envs_[j].kind != Kind::kPiAssistant) continue;
       const auto& [spaced, glued] = assistant_texts(j);
@@ -564,12 +669,12 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
   std::unordered_map<std::string, bool> final_timestamps;
   for (std::size_t i = 0; i < n; ++i)
     if (envs_[i].kind == Kind::kPiAssistant)
-      final_timestamps[std::string(doc.raw(doc.member(envs_[i].message, "timestamp")))] = true;
+      final_timestamps[std::string(doc.raw(doc.member(envs_[i].message(), "timestamp")))] = true;
   for (std::size_t i = 0; i < n; ++i) {
     const Envelope& e = envs_[i];
     if (e.kind == Kind::kPiChunk) {
       dropped_[i] = 1;
-      JsonRef key = doc.member(e.payload, "streamKey");
+      JsonRef key = doc.member(e.payload(), "streamKey");
       if (key.valid()) {
         std::string k(doc.raw(key));
         if (!by_key.count(k)) key_order.push_back(k);
@@ -593,7 +698,7 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
   for (auto& group : open_runs) {
     const Envelope& last = envs_[group.back()];
     if (options_.partial == PartialPolicy::kDrop) {
-      found.diagnostics.push_back(diagnostic(doc, Severity::kWarning, last.path(), last.ref.begin,
+      found.diagnostics.push_back(diagnostic(doc, Severity::kWarning, last.path(), last.ref().begin,
                                              "an interrupted stream of " + std::to_string(group.size()) +
                                                  " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)"));
       found.repairs["dropped-interrupted-stream"]++;
@@ -625,8 +730,8 @@ void Mapper::plan_echoes_and_chunks() {
 std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
   JsonRef ms = doc_.member(message, "timestamp");
   if (doc_.kind(ms) == RefKind::kNumber) return std::string(doc_.raw(ms));
-  if (doc_.kind(e.ts) == RefKind::kNumber) return std::string(doc_.raw(e.ts));
-  std::int64_t from_iso = ms_from_iso(doc_.string_value(e.ts));
+  if (doc_.kind(e.ts()) == RefKind::kNumber) return std::string(doc_.raw(e.ts()));
+  std::int64_t from_iso = ms_from_iso(doc_.string_value(e.ts()));
   if (from_iso >= 0) return std::to_string(from_iso);
   from_iso = ms_from_iso(last_ts_);
   return std::to_string(from_iso >= 0 ? from_iso : 0);
@@ -635,9 +740,9 @@ std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
 std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
   std::string ts;
   std::int64_t ms = 0;
-  if (doc_.kind(e.ts) == RefKind::kString && is_iso8601(doc_.string_value(e.ts))) {
-    ts = doc_.string_value(e.ts);
-  } else if (doc_.kind(e.ts) == RefKind::kNumber && parse_int64(doc_.raw(e.ts), ms)) {
+  if (doc_.kind(e.ts()) == RefKind::kString && is_iso8601(doc_.string_value(e.ts()))) {
+    ts = doc_.string_value(e.ts());
+  } else if (doc_.kind(e.ts()) == RefKind::kNumber && parse_int64(doc_.raw(e.ts()), ms)) {
     ts = iso_from_ms(ms);
   }
   if (ts.empty() && message.valid()) {
@@ -682,8 +787,8 @@ std::string message_line(const std::string& timestamp, const ByteEdits& edits, s
 
 std::string Mapper::assistant_line(const Envelope& e) {
   // Work on the message's own bytes so edits stay local to it.
-  const std::string_view msg = doc_.raw(e.message);
-  const std::size_t base = e.message.begin;
+  const std::string_view msg = doc_.raw(e.message());
+  const std::size_t base = e.message().begin;
   auto members = members_at(base, 0);
   ByteEdits edits;
   auto append_member = [&](const std::string& member) {
@@ -747,15 +852,15 @@ std::string Mapper::assistant_line(const Envelope& e) {
     else append_member("\"stopReason\":" + settled);
     out_.repairs["settled-pending-stop-reason"]++;
   }
-  if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message));
-  model_of(e.message, last_api_, last_provider_, last_model_);
-  return message_line(entry_timestamp(e, e.message), edits, msg);
+  if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
+  model_of(e.message(), last_api_, last_provider_, last_model_);
+  return message_line(entry_timestamp(e, e.message()), edits, msg);
 }
 
 // R5: the verbatim ToolResultMessage; string content is wrapped.
 std::string Mapper::tool_result_line(const Envelope& e) {
-  const std::string_view msg = doc_.raw(e.message);
-  auto members = members_at(e.message.begin, 0);
+  const std::string_view msg = doc_.raw(e.message());
+  auto members = members_at(e.message().begin, 0);
   ByteEdits edits;
   const MemberSpan* content = find_member(members, "content");
   if (content && msg[content->value_begin] == '"') {
@@ -769,14 +874,14 @@ std::string Mapper::tool_result_line(const Envelope& e) {
   }
   if (!find_member(members, "timestamp"))
     edits.insert(members.empty() ? 1 : members.back().value_end,
-                 std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message));
-  return message_line(entry_timestamp(e, e.message), edits, msg);
+                 std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message()));
+  return message_line(entry_timestamp(e, e.message()), edits, msg);
 }
 
 // R3: a chat user turn; attachments become image blocks.
 std::string Mapper::chat_user_line(const Envelope& e) {
-  std::string text = doc_.string_value(doc_.member(e.ref, "text"));
-  std::vector<JsonRef> attachments = doc_.elements(doc_.member(e.ref, "attachments"));
+  std::string text = doc_.string_value(doc_.member(e.ref(), "text"));
+  std::vector<JsonRef> attachments = doc_.elements(doc_.member(e.ref(), "attachments"));
   std::string content;
   if (attachments.empty()) {
     content = json_quote(text);
@@ -832,7 +937,7 @@ std::string Mapper::chat_assistant_line(const Envelope& e) {
   std::string ts = entry_timestamp(e, {});
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
          ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" +
-         json_quote(doc_.string_value(doc_.member(e.ref, "text"))) + "}],\"api\":" + json_quote(api) +
+         json_quote(doc_.string_value(doc_.member(e.ref(), "text"))) + "}],\"api\":" + json_quote(api) +
          ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
          ",\"stopReason\":\"stop\",\"timestamp\":" + message_ms(e, {}) + "}}";
 }
@@ -841,7 +946,7 @@ std::string Mapper::chat_assistant_line(const Envelope& e) {
 std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
   std::map<std::int64_t, std::pair<std::string, std::string>> blocks;  // contentIndex -> (type, text or raw)
   for (std::size_t pos : group) {
-    JsonRef event = doc_.member(envs_[pos].payload, "event");
+    JsonRef event = doc_.member(envs_[pos].payload(), "event");
     std::string type = doc_.string_value(doc_.member(event, "type"));
     JsonRef index_ref = doc_.member(event, "contentIndex");
     std::int64_t index = 0;
@@ -870,12 +975,12 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
   }
   content += "]";
   const Envelope& last = envs_[group.back()];
-  JsonRef key = doc_.member(last.payload, "streamKey");
+  JsonRef key = doc_.member(last.payload(), "streamKey");
   std::string ms = doc_.kind(key) == RefKind::kNumber ? std::string(doc_.raw(key)) : message_ms(last, {});
   std::string api, provider, model;
   resume_model(api, provider, model);
   if (content == "[]") {
-    warn(last.path(), last.ref.begin, "an interrupted stream has nothing to keep; dropped");
+    warn(last.path(), last.ref().begin, "an interrupted stream has nothing to keep; dropped");
     out_.repairs["dropped-interrupted-stream"]++;
     return {};
   }
@@ -893,16 +998,15 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
 void Mapper::push(std::size_t env, std::string line, bool compact) {
   emit_line(line, compact);
   Item item;
-  item.env = env;
-  items_.push_back(std::move(item));
-  item_of_env_[env] = static_cast<std::int64_t>(items_.size() - 1);
+  item.ids_begin = tool_ids_.size();
+  items_.push_back(item);
+  item_of_env_[env] = static_cast<std::int32_t>(items_.size() - 1);
   const Envelope& e = envs_[env];
   ThreadOrigin o;
   o.entry = static_cast<std::uint32_t>(e.index);
-  o.id_begin = out_.origin_ids.size();
+  o.id_begin = e.id_begin;  // in ids_, which becomes out_.origin_ids
   o.id_size = e.id_size;
-  out_.origin_ids += id_of(e);
-  doc_.position(e.ref.begin, o.line, o.column);
+  doc_.position(e.ref().begin, o.line, o.column);
   out_.origins.push_back(o);
 }
 
@@ -928,17 +1032,36 @@ void Mapper::flush_spool() {
   spool_buffer_.clear();
 }
 
+void Mapper::add_tool_id(std::string_view id) {
+  const auto size = static_cast<std::uint32_t>(id.size());
+  tool_ids_.append(reinterpret_cast<const char*>(&size), sizeof size);
+  tool_ids_.append(id);
+  items_.back().id_count++;
+}
+
+std::vector<std::string_view> Mapper::tool_ids_of(const Item& item) const {
+  std::vector<std::string_view> ids;
+  std::size_t at = item.ids_begin;
+  for (std::uint32_t k = 0; k < item.id_count; ++k) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, tool_ids_.data() + at, sizeof size);
+    ids.push_back(std::string_view(tool_ids_).substr(at + sizeof size, size));
+    at += sizeof size + size;
+  }
+  return ids;
+}
+
 // R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
 // turn before it, or itself. v1's firstKeptEntryIndex counts the header as 0.
 std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
   const Envelope& e = envs_[pos];
-  JsonRef result = doc_.member(e.payload, "result");
-  JsonRef aborted = doc_.member(e.payload, "aborted");
+  JsonRef result = doc_.member(e.payload(), "result");
+  JsonRef aborted = doc_.member(e.payload(), "aborted");
   skipped = false;
   if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
       doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
     const bool was_aborted = doc_.raw(aborted) == "true";
-    warn(e.path(), e.ref.begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    warn(e.path(), e.ref().begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
     out_.repairs[was_aborted ? "skipped-aborted-compaction" : "skipped-compaction-without-summary"]++;
     skipped = true;
     return {};
@@ -950,20 +1073,20 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
       if (item_of_env_[j] >= 0) return item_of_env_[j];
     return -1;
   };
-  std::string ref = doc_.string_value(doc_.member(e.payload, "firstKeptRef"));
+  std::string ref = doc_.string_value(doc_.member(e.payload(), "firstKeptRef"));
   if (!ref.empty()) {
     for (std::size_t j = 0; j < pos; ++j) {
       if (id_of(envs_[j]) != ref) continue;
       std::int64_t target = replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])] : first_item_from(j);
       if (target >= 0) anchor = target, how = "firstKeptRef";
     }
-    if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref.begin, "names no earlier entry; falling back");
+    if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
   }
   std::string pi_id = doc_.string_value(doc_.member(result, "firstKeptEntryId"));
   if (anchor < 0 && !pi_id.empty()) {
     if (!pi_entry_ids_read_) {  // read every payload's piEntryId once, for all compactions
       for (std::size_t j = 0; j < envs_.size(); ++j) {
-        std::string id = doc_.string_value(doc_.member(envs_[j].payload, "piEntryId"));
+        std::string id = doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
         if (!id.empty()) env_of_pi_entry_id_[id] = j;  // the last one wins
       }
       pi_entry_ids_read_ = true;
@@ -981,10 +1104,13 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   }
   if (anchor >= 0) {
     // A result cannot start the kept window: keep from its assistant.
-    std::string call = items_[static_cast<std::size_t>(anchor)].tool_result_for;
+    const Item& kept = items_[static_cast<std::size_t>(anchor)];
+    const std::string_view call = kept.is_tool_result ? tool_ids_of(kept).front() : std::string_view();
     if (!call.empty()) {
       for (std::int64_t k = anchor; k-- > 0;) {
-        const auto& ids = items_[static_cast<std::size_t>(k)].tool_call_ids;
+        const Item& item = items_[static_cast<std::size_t>(k)];
+        if (item.is_tool_result) continue;
+        const std::vector<std::string_view> ids = tool_ids_of(item);
         if (std::find(ids.begin(), ids.end(), call) != ids.end()) {
           anchor = k;
           break;
@@ -1013,13 +1139,13 @@ void Mapper::emit_all() {
     }
     if (dropped_[i]) continue;
     if (e.kind == Kind::kChat) {
-      std::string role = doc_.string_value(doc_.member(e.ref, "role"));
+      std::string role = doc_.string_value(doc_.member(e.ref(), "role"));
       if (role == "user") {
         if (replaced_by_[i] >= 0) {
           const Envelope& u = envs_[static_cast<std::size_t>(replaced_by_[i])];
           push(static_cast<std::size_t>(replaced_by_[i]),
-               "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, u.message)) +
-                   ",\"message\":" + std::string(doc_.raw(u.message)) + "}");
+               "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, u.message())) +
+                   ",\"message\":" + std::string(doc_.raw(u.message())) + "}");
         } else {
           push(i, chat_user_line(e));
         }
@@ -1030,18 +1156,18 @@ void Mapper::emit_all() {
         out_.repairs["dropped-system-chat"]++;
       }
     } else if (e.kind == Kind::kPiUser) {
-      push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message)) +
-                  ",\"message\":" + std::string(doc_.raw(e.message)) + "}");
+      push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message())) +
+                  ",\"message\":" + std::string(doc_.raw(e.message())) + "}");
       items_.back().is_user_turn = true;
     } else if (e.kind == Kind::kPiAssistant) {
       // The message is copied verbatim around edits that add no whitespace.
-      push(i, assistant_line(e), doc_.is_compact(e.message));
-      for (JsonRef block : doc_.elements(doc_.member(e.message, "content")))
-        if (doc_.string_value(doc_.member(block, "type")) == "toolCall")
-          items_.back().tool_call_ids.push_back(doc_.string_value(doc_.member(block, "id")));
+      push(i, assistant_line(e), doc_.is_compact(e.message()));
+      for (JsonRef block : doc_.elements(doc_.member(e.message(), "content")))
+        if (doc_.string_value(doc_.member(block, "type")) == "toolCall") add_tool_id(doc_.string_value(doc_.member(block, "id")));
     } else if (e.kind == Kind::kPiToolResult) {
-      push(i, tool_result_line(e), doc_.is_compact(e.message));
-      items_.back().tool_result_for = doc_.string_value(doc_.member(e.message, "toolCallId"));
+      push(i, tool_result_line(e), doc_.is_compact(e.message()));
+      items_.back().is_tool_result = true;
+      add_tool_id(doc_.string_value(doc_.member(e.message(), "toolCallId")));
     } else if (e.kind == Kind::kPiCompaction) {
       bool skipped = false;
       std::string line = compaction_line(i, items_.size(), skipped);
@@ -1064,7 +1190,7 @@ void Mapper::run() {
       Envelope copy = e;
       std::string saved = last_ts_;
       last_ts_.clear();
-      std::string ts = entry_timestamp(copy, e.message);
+      std::string ts = entry_timestamp(copy, e.message());
       last_ts_ = saved;
       if (ts != "1970-01-01T00:00:00.000Z" && !ts.empty()) {
         out_.timestamp = ts;
@@ -1086,6 +1212,7 @@ void Mapper::run() {
   doc_.release_before(doc_.bytes().size());
   plan_echoes_and_chunks();
   doc_.release_before(doc_.bytes().size());
+  return_freed_heap();
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
@@ -1113,6 +1240,7 @@ void Mapper::run() {
     out_.origins.push_back(origin);
   }
   flush_spool();
+  out_.origin_ids = std::move(ids_);
 }
 
 }  // namespace

@@ -138,6 +138,32 @@ TEST(LongValuesTest, LookupsInAnyOrderFindWhatASearchFinds) {
   }
 }
 
+// A copy (a second reader's) shares the spans and has hints of its own;
+// changing either side must not show in the other.
+TEST(LongValuesTest, CopiesShareSpansUntilOneChanges) {
+  const std::string long_string = "\"" + std::string(LongValues::kMinLength + 10, 'x') + "\"";
+  const std::string doc = "[" + long_string + "," + long_string + "]";
+  LongValues original;
+  original.index(doc);
+  LongValues copy = original;
+  ASSERT_TRUE(copy == original);
+  // Lookups through the copy move only its own hint.
+  EXPECT_EQ(copy.string_end_of(1 + long_string.size() + 1), doc.size() - 1);
+  EXPECT_EQ(original.string_end_of(1), 1 + long_string.size());
+  EXPECT_EQ(copy.string_end_of(1), 1 + long_string.size());
+  // Changing the copy leaves the original's spans alone, and the other way round.
+  copy.add_string(doc.size() + 100, doc.size() + 500);
+  EXPECT_EQ(original.string_end_of(doc.size() + 100), 0u);
+  EXPECT_EQ(copy.string_end_of(doc.size() + 100), doc.size() + 500);
+  EXPECT_EQ(original.size(), 3u);  // two strings and the array
+  EXPECT_EQ(copy.size(), 4u);
+  LongValues second = original;
+  original.clear();
+  EXPECT_EQ(original.size(), 0u);
+  EXPECT_EQ(second.size(), 3u);
+  EXPECT_EQ(second.container_end_of(0), doc.size());
+}
+
 // Keys and values are copied a run at a time between escapes: every escape,
 // at the start, the end and next to each other, must still be decoded.
 TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {

@@ -1,0 +1,71 @@
+// A map from keys to small numbers (node indices, positions in a vector)
+// that stores no key: open addressing over the numbers, 8 bytes a slot, with
+// each key read back through `key_of(number)`. A hundred thousand string ids
+// in a std::unordered_map cost a hash node and a string each, about 130
+// bytes; here they cost 16 bytes of slots and the keys stay where they are.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace pihydrate {
+
+template <typename KeyOf, typename Hash>
+class IndexByKey {
+ public:
+  using Key = std::invoke_result_t<const KeyOf&, std::uint32_t>;
+
+  IndexByKey(std::size_t numbers, KeyOf key_of) : key_of_(key_of) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * numbers) capacity <<= 1;
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+  }
+  // Maps `number`'s key to it, replacing any earlier number with that key.
+  // At most as many numbers as the index was made for.
+  void put(std::uint32_t number) {
+    const Key key = key_of_(number);
+    const auto hash = hash_of(key);
+    Slot& slot = slots_[probe(key, hash)];
+    slot.number = number;
+    slot.hash = hash;
+  }
+  // Maps `number`'s key to it unless the key is there already: returns the
+  // number found then, or -1 when `number` was added.
+  std::int64_t put_if_absent(std::uint32_t number) {
+    const Key key = key_of_(number);
+    const auto hash = hash_of(key);
+    Slot& slot = slots_[probe(key, hash)];
+    if (slot.number != kEmpty) return slot.number;
+    slot.number = number;
+    slot.hash = hash;
+    return -1;
+  }
+  // The number with this key, or -1.
+  std::int64_t find(const Key& key) const {
+    const Slot& slot = slots_[probe(key, hash_of(key))];
+    return slot.number == kEmpty ? -1 : static_cast<std::int64_t>(slot.number);
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    std::uint32_t number = kEmpty;
+    std::uint32_t hash = 0;
+  };
+  static std::uint32_t hash_of(const Key& key) { return static_cast<std::uint32_t>(Hash()(key)); }
+  // The slot holding `key`, or the empty slot where it would go.
+  std::size_t probe(const Key& key, std::uint32_t hash) const {
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.number == kEmpty || (slot.hash == hash && key_of_(slot.number) == key)) return i;
+    }
+  }
+  KeyOf key_of_;
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+};
+
+}  // namespace pihydrate
