@@ -303,8 +303,16 @@ class Mapper {
   std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
   std::string last_ts_;
   std::string last_api_, last_provider_, last_model_;
-  bool pi_entry_ids_read_ = false;
-  std::unordered_map<std::string, std::size_t> env_of_pi_entry_id_;
+  // What a compaction's anchor names, found while every envelope is there
+  // (see drop_envelopes_that_give_nothing), by the compaction's position.
+  struct CompactionRefs {
+    std::int64_t first_kept_ref = -1;  // the earlier envelope firstKeptRef names, or -1
+    bool ref_kept = true;              // false: it was dropped, and first_kept_ref is the next kept one
+    std::int64_t pi_entry = -1;        // the last envelope whose piEntryId is result.firstKeptEntryId, or -1
+  };
+  std::unordered_map<std::size_t, CompactionRefs> compaction_refs_;
+  void resolve_compaction_refs();
+  void drop_envelopes_that_give_nothing();
 };
 
 // One entry of the export, checked through `doc` without touching the
@@ -1051,6 +1059,109 @@ std::vector<std::string_view> Mapper::tool_ids_of(const Item& item) const {
   return ids;
 }
 
+// R9's lookups: the envelope each compaction's firstKeptRef names (an
+// earlier one; ids are unique by now) and the last one whose piEntryId is
+// its result.firstKeptEntryId. Found before envelopes are dropped, since
+// either may name an entry that gives no line.
+void Mapper::resolve_compaction_refs() {
+  std::vector<std::size_t> compactions;
+  bool any_pi_id = false;
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    if (envs_[i].kind != Kind::kPiCompaction || dropped_[i]) continue;
+    compactions.push_back(i);
+    any_pi_id = any_pi_id || !doc_.string_value(doc_.member(doc_.member(envs_[i].payload(), "result"), "firstKeptEntryId")).empty();
+  }
+  if (compactions.empty()) return;
+  auto id_at = [this](std::uint32_t pos) { return id_of(envs_[pos]); };
+  IndexByKey<decltype(id_at), std::hash<std::string_view>> pos_of_id(envs_.size(), id_at);
+  for (std::size_t i = 0; i < envs_.size(); ++i) pos_of_id.put(static_cast<std::uint32_t>(i));
+  // Every payload's piEntryId, read once for all compactions, in one string.
+  std::string pi_ids;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> pi_id_spans;
+  auto pi_id_at = [&](std::uint32_t pos) {
+    return std::string_view(pi_ids).substr(pi_id_spans[pos].first, pi_id_spans[pos].second);
+  };
+  IndexByKey<decltype(pi_id_at), std::hash<std::string_view>> pos_of_pi_id(any_pi_id ? envs_.size() : 0, pi_id_at);
+  if (any_pi_id) {
+    pi_id_spans.resize(envs_.size());
+    for (std::size_t j = 0; j < envs_.size(); ++j) {
+      const std::string id = doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
+      pi_id_spans[j] = {pi_ids.size(), static_cast<std::uint32_t>(id.size())};
+      pi_ids += id;
+      if (!id.empty()) pos_of_pi_id.put(static_cast<std::uint32_t>(j));  // the last one wins
+    }
+  }
+  for (std::size_t c : compactions) {
+    const JsonRef payload = envs_[c].payload();
+    CompactionRefs refs;
+    const std::string ref = doc_.string_value(doc_.member(payload, "firstKeptRef"));
+    if (!ref.empty()) {
+      const std::int64_t j = pos_of_id.find(ref);
+      if (j >= 0 && static_cast<std::size_t>(j) < c) refs.first_kept_ref = j;
+    }
+    const std::string pi_id = doc_.string_value(doc_.member(doc_.member(payload, "result"), "firstKeptEntryId"));
+    if (!pi_id.empty()) refs.pi_entry = pos_of_pi_id.find(pi_id);
+    compaction_refs_[c] = refs;
+  }
+}
+
+// Envelopes that give no line of their own (chunks, echoes) are most of a
+// big export's; once planned, only those a kept line reads stay: a pi.user
+// emitted at its chat turn's place and the chunks of a stream rebuilt by
+// --partial. Positions are renumbered, so every plan's index follows.
+void Mapper::drop_envelopes_that_give_nothing() {
+  const std::size_t n = envs_.size();
+  std::vector<std::uint8_t> keep(n);
+  for (std::size_t i = 0; i < n; ++i) keep[i] = !dropped_[i];
+  for (std::size_t i = 0; i < n; ++i)
+    if (replaced_by_[i] >= 0) keep[static_cast<std::size_t>(replaced_by_[i])] = 1;
+  for (const auto& group : partial_groups_)
+    for (std::size_t member : group) keep[member] = 1;
+  // new_pos[i]: how many are kept before i: a kept envelope's new position,
+  // and a dropped one's next kept envelope's.
+  std::vector<std::uint32_t> new_pos(n);
+  std::uint32_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    new_pos[i] = kept;
+    kept += keep[i];
+  }
+  if (kept == n) return;
+  std::unordered_map<std::size_t, CompactionRefs> refs;
+  for (auto [c, r] : compaction_refs_) {
+    if (r.first_kept_ref >= 0) {
+      r.ref_kept = keep[static_cast<std::size_t>(r.first_kept_ref)] != 0;
+      r.first_kept_ref = new_pos[static_cast<std::size_t>(r.first_kept_ref)];
+    }
+    if (r.pi_entry >= 0) r.pi_entry = keep[static_cast<std::size_t>(r.pi_entry)] ? new_pos[static_cast<std::size_t>(r.pi_entry)] : -1;
+    refs[new_pos[c]] = r;
+  }
+  compaction_refs_ = std::move(refs);
+  for (auto& group : partial_groups_)
+    for (std::size_t& member : group) member = new_pos[member];
+  std::unordered_map<std::size_t, std::size_t> partial_at;
+  for (const auto& [at, group] : partial_at_) partial_at[new_pos[at]] = group;
+  partial_at_ = std::move(partial_at);
+  std::string ids;
+  for (std::size_t i = 0, to = 0; i < n; ++i) {
+    if (!keep[i]) continue;
+    Envelope e = envs_[i];
+    const std::string_view id = id_of(e);
+    e.id_begin = ids.size();
+    ids += id;
+    envs_[to] = e;
+    dropped_[to] = dropped_[i];
+    replaced_by_[to] = replaced_by_[i] >= 0 ? static_cast<std::int32_t>(new_pos[static_cast<std::size_t>(replaced_by_[i])]) : -1;
+    ++to;
+  }
+  ids_ = std::move(ids);
+  envs_.resize(kept);
+  envs_.shrink_to_fit();
+  dropped_.resize(kept);
+  dropped_.shrink_to_fit();
+  replaced_by_.resize(kept);
+  replaced_by_.shrink_to_fit();
+}
+
 // R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
 // turn before it, or itself. v1's firstKeptEntryIndex counts the header as 0.
 std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
@@ -1073,28 +1184,19 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
       if (item_of_env_[j] >= 0) return item_of_env_[j];
     return -1;
   };
-  std::string ref = doc_.string_value(doc_.member(e.payload(), "firstKeptRef"));
-  if (!ref.empty()) {
-    for (std::size_t j = 0; j < pos; ++j) {
-      if (id_of(envs_[j]) != ref) continue;
-      std::int64_t target = replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])] : first_item_from(j);
+  const CompactionRefs refs = compaction_refs_.count(pos) ? compaction_refs_.at(pos) : CompactionRefs{};
+  if (!doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty()) {
+    if (refs.first_kept_ref >= 0) {
+      const auto j = static_cast<std::size_t>(refs.first_kept_ref);
+      const std::int64_t target = refs.ref_kept && replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])]
+                                                                         : first_item_from(j);
       if (target >= 0) anchor = target, how = "firstKeptRef";
     }
     if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
   }
-  std::string pi_id = doc_.string_value(doc_.member(result, "firstKeptEntryId"));
-  if (anchor < 0 && !pi_id.empty()) {
-    if (!pi_entry_ids_read_) {  // read every payload's piEntryId once, for all compactions
-      for (std::size_t j = 0; j < envs_.size(); ++j) {
-        std::string id = doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
-        if (!id.empty()) env_of_pi_entry_id_[id] = j;  // the last one wins
-      }
-      pi_entry_ids_read_ = true;
-    }
-    auto it = env_of_pi_entry_id_.find(pi_id);
-    if (it != env_of_pi_entry_id_.end() && it->second < pos && item_of_env_[it->second] >= 0)
-      anchor = item_of_env_[it->second], how = "piEntryId";
-  }
+  if (anchor < 0 && refs.pi_entry >= 0 && static_cast<std::size_t>(refs.pi_entry) < pos &&
+      item_of_env_[static_cast<std::size_t>(refs.pi_entry)] >= 0)
+    anchor = item_of_env_[static_cast<std::size_t>(refs.pi_entry)], how = "piEntryId";
   if (anchor < 0) {
     for (std::size_t k = item_pos; k-- > 0;)
       if (items_[k].is_user_turn) {
@@ -1211,7 +1313,9 @@ void Mapper::run() {
   // memory when it ends (see ExportResidency).
   doc_.release_before(doc_.bytes().size());
   plan_echoes_and_chunks();
+  resolve_compaction_refs();
   doc_.release_before(doc_.bytes().size());
+  drop_envelopes_that_give_nothing();
   return_freed_heap();
   emit_all();
 
