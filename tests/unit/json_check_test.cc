@@ -116,6 +116,21 @@ const char* reference_scan(const char* p, const char* end, bool check_utf8, Stri
   return nullptr;
 }
 
+// Scans `text` both ways; what they give must agree. Returns the closing
+// quote, or nullptr.
+const char* expect_same_scan(const std::string& text, bool check_utf8) {
+  StringScan expected, actual;
+  const char* end = text.data() + text.size();
+  const char* want = reference_scan(text.data(), end, check_utf8, expected);
+  const char* got = check_utf8 ? scan_string_contents<true>(text.data(), end, actual)
+                               : scan_string_contents<false>(text.data(), end, actual);
+  EXPECT_EQ(got, want) << check_utf8 << " " << text;
+  if (got == nullptr || got != want) return nullptr;
+  EXPECT_EQ(actual.escaped, expected.escaped) << text;
+  EXPECT_EQ(actual.first_invalid_utf8, expected.first_invalid_utf8) << text;
+  return got;
+}
+
 // Random string contents dense with what needs a look (escapes, UTF-8 good
 // and bad, control bytes, quotes) at every offset from a 64-byte block's edge.
 TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
@@ -134,26 +149,43 @@ TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
       text += pick < pieces.size() ? pieces[pick] : pieces[pick % 3];
     }
     for (bool check_utf8 : {false, true}) {
-      StringScan expected, actual;
-      const char* end = text.data() + text.size();
-      const char* want = reference_scan(text.data(), end, check_utf8, expected);
-      const char* got = check_utf8 ? scan_string_contents<true>(text.data(), end, actual)
-                                   : scan_string_contents<false>(text.data(), end, actual);
-      ASSERT_EQ(got, want) << check_utf8 << " " << text;
+      const char* got = expect_same_scan(text, check_utf8);
+      if (::testing::Test::HasFailure()) return;
       if (got == nullptr) continue;
       ++closed;
-      EXPECT_EQ(actual.escaped, expected.escaped) << text;
-      ASSERT_EQ(actual.first_invalid_utf8, expected.first_invalid_utf8) << text;
       if (check_utf8) {
         // And the verdict is find_invalid_utf8's on the contents.
+        StringScan scan;
+        scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
         const std::size_t bad = find_invalid_utf8(std::string_view(text.data(), got - text.data()));
-        EXPECT_EQ(actual.first_invalid_utf8 == nullptr ? kUtf8Valid : actual.first_invalid_utf8 - text.data(), bad);
-        invalid_utf8 += actual.first_invalid_utf8 != nullptr;
+        EXPECT_EQ(scan.first_invalid_utf8 == nullptr ? kUtf8Valid : scan.first_invalid_utf8 - text.data(), bad);
+        invalid_utf8 += scan.first_invalid_utf8 != nullptr;
       }
     }
   }
   EXPECT_GT(closed, 5000);
   EXPECT_GT(invalid_utf8, 1000);
+}
+
+// Runs of backslashes decide what is escaped by their length's parity, and
+// an escape may straddle the edge of a 64-byte block: every run length
+// (some filling whole blocks) at every offset around the first two edges
+// must give what the byte-by-byte scan gives.
+TEST(JsonCheckTest, BackslashRunsAcrossBlockEdgesMatchTheByteByByteScan) {
+  const std::vector<std::string> afters = {"\"", "n", "u00e9", "uD800", "u12", "x", "\xC3\xA9", "\t", "/"};
+  int closed = 0;
+  for (std::size_t offset = 0; offset < 140; ++offset) {
+    for (std::size_t run = 1; run <= 140; run += (run < 70 ? 1 : 7)) {
+      for (const std::string& after : afters) {
+        std::string text = std::string(offset, 'a') + std::string(run, '\\') + after + std::string(70, 'b') + "\"";
+        for (bool check_utf8 : {false, true}) {
+          closed += expect_same_scan(text, check_utf8) != nullptr;
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(closed, 10000);
 }
 
 // The check that also records long values finds exactly the ones
