@@ -1,7 +1,7 @@
 // Thread export conversion and hydration on arbitrary bytes, the quick
 // JSON syntax check against RapidJSON's (and on two threads against one),
-// and the mapped reading (pages dropped and faulted back in) against the
-// in-memory one.
+// the mapped reading (pages dropped and faulted back in) against the
+// in-memory one, and the entries read on two threads against one.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,6 +54,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
     if (fd >= 0) ::close(fd);
+  }
+  if (!original.empty() && (data[0] & 16)) {
+    // Entries read on two threads (settled in order afterwards) give what
+    // one thread gives: the same session, origins, findings and repairs.
+    std::string copy = original;
+    ThreadOptions two = to;
+    two.two_threads_from = 2;
+    const ConvertedThread both = convert_thread_export(copy, "fuzz", two);
+    if (both.session != thread.session || both.origins.size() != thread.origins.size() ||
+        both.origin_ids != thread.origin_ids || both.repairs != thread.repairs ||
+        both.diagnostics.size() != thread.diagnostics.size())
+      __builtin_trap();
+    for (std::size_t i = 0; i < both.diagnostics.size(); ++i)
+      if (both.diagnostics[i].message != thread.diagnostics[i].message || both.diagnostics[i].line != thread.diagnostics[i].line)
+        __builtin_trap();
   }
   if (!thread.ok()) return 0;
   HydrateOptions o = fuzz::options_from(data[0]);
