@@ -1,0 +1,256 @@
+// Reading the export's entries (R1, R2): each entry checked on its own,
+// on two threads for a big export, then settled in entry order into envelopes.
+#include "hydrate/thread_mapper.h"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "core/index_by_key.h"
+#include "pihydrate/formats.h"
+
+namespace pihydrate {
+namespace thread_mapping {
+
+// One entry of the export, checked through `doc` without touching the
+// mapper's state: whether it is accepted, and what to report, depend only on
+// the entry, except for duplicate ids and missing seqs, which read_envelopes
+// settles in entry order.
+void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const {
+  auto fail = [&](std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
+                  const std::string& message) {
+    checker.diagnostics.push_back(diagnostic(doc, severity, path, offset, message));
+    ++count;
+  };
+  if (doc.kind(e.ref()) != RefKind::kObject) {
+    fail(c.before_id, Severity::kError, e.path(), e.ref().begin, "expected an object");
+    return;
+  }
+  const auto em = doc.members(e.ref());  // read the envelope once
+  JsonRef id = ThreadDocument::find(em, "id");
+  if (doc.kind(id) != RefKind::kString || doc.string_value(id).empty()) {
+    fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
+         id.valid() ? "expected a non-empty string" : "missing");
+    return;
+  }
+  const std::string id_text = doc.string_value(id);
+  c.id_begin = checker.ids.size();
+  c.id_size = static_cast<std::uint32_t>(id_text.size());
+  checker.ids += id_text;
+  c.has_id = true;
+  c.id_at = id.begin;
+  auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
+    fail(c.after_id, Severity::kError, path, offset, message);
+  };
+  JsonRef kind = ThreadDocument::find(em, "kind");
+  if (doc.kind(kind) != RefKind::kString) {
+    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin, kind.valid() ? "expected a string" : "missing");
+    return;
+  }
+  const std::string kind_text = doc.string_value(kind);
+  e.kind = kind_of(kind_text);
+  e.set_ts(ThreadDocument::find(em, "ts"));
+  JsonRef seq = ThreadDocument::find(em, "seq");
+  if (seq.valid()) {
+    if (doc.kind(seq) != RefKind::kNumber || !parse_int64(doc.raw(seq), e.order_key)) {
+      reject(e.path() + ".seq", seq.begin, "expected an integer of at most 64 bits");
+      return;
+    }
+    c.has_seq = true;
+  }
+  e.set_payload(ThreadDocument::find(em, "data"));
+  if (!e.payload().valid()) e.set_payload(ThreadDocument::find(em, "payload"));
+  // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
+  const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
+  if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
+    if (doc.kind(e.payload()) != RefKind::kObject) {
+      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+            e.payload().valid() ? "expected an object" : "missing");
+      return;
+    }
+    // A payload whose role is set is itself the message.
+    const auto pm = doc.members(e.payload());
+    e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
+    if (doc.kind(e.message()) != RefKind::kObject) {
+      reject(payload_path + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
+            e.message().valid() ? "expected an object" : "missing");
+      return;
+    }
+    const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
+    const JsonRef role_ref = ThreadDocument::find(e.message().begin == e.payload().begin ? pm : doc.members(e.message()), "role");
+    std::string role = doc.string_value(role_ref);
+    if (role != want) {
+      reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
+            "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
+                (role.empty() ? std::string("none") : quote_for_message(role)));
+      return;
+    }
+  } else if (e.kind == Kind::kChat) {
+    std::string role = doc.string_value(ThreadDocument::find(em, "role"));
+    if (role != "user" && role != "assistant" && role != "system") {
+      reject(e.path() + ".role", e.ref().begin, "expected \"user\", \"assistant\" or \"system\"");
+      return;
+    }
+    if (doc.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
+      reject(e.path() + ".text", e.ref().begin, "missing (a chat entry needs its text)");
+      return;
+    }
+  } else if (e.kind == Kind::kPiChunk) {
+    if (doc.kind(doc.member(e.payload(), "event")) != RefKind::kObject) {
+      fail(c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
+      c.repair = "skipped-chunk-without-event";
+      return;
+    }
+  } else if (e.kind == Kind::kPiCompaction) {
+    if (doc.kind(e.payload()) != RefKind::kObject) {
+      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+            e.payload().valid() ? "expected an object" : "missing");
+      return;
+    }
+  } else {
+    fail(c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
+         "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
+    c.repair = "skipped-unknown-kind";
+    return;
+  }
+  c.accepted = true;
+}
+
+bool Mapper::read_envelopes() {
+  JsonRef root = doc_.root();
+  // A member of the root that must hold one value: a string's decoded text,
+  // or a number's text.
+  auto require = [&](const char* name, RefKind kind, const std::string& wanted) {
+    const JsonRef value = doc_.member(root, name);
+    const bool is_string = kind == RefKind::kString;
+    if (doc_.kind(value) == kind && (is_string ? doc_.string_value(value) : std::string(doc_.raw(value))) == wanted)
+      return true;
+    const std::string shown = is_string ? json_quote(wanted) : wanted;
+    error(name, value.valid() ? value.begin : root.begin,
+          value.valid() ? "expected " + shown + ", found " + std::string(doc_.raw(value).substr(0, 40))
+                        : "missing (expected " + shown + ")");
+    return false;
+  };
+  if (!require("format", RefKind::kString, "thread-export") || !require("version", RefKind::kNumber, "1")) return false;
+  thread_ = doc_.member(root, "thread");
+  if (doc_.kind(thread_) != RefKind::kObject) {
+    error("thread", thread_.valid() ? thread_.begin : root.begin, thread_.valid() ? "expected an object" : "missing");
+    return false;
+  }
+  JsonRef thread_id = doc_.member(thread_, "id");
+  if (doc_.kind(thread_id) != RefKind::kString || doc_.string_value(thread_id).empty()) {
+    error("thread.id", thread_id.valid() ? thread_id.begin : thread_.begin,
+          thread_id.valid() ? "expected a non-empty string" : "missing");
+    return false;
+  }
+  std::vector<JsonRef> entries;
+  if (doc_.is_jsonl()) {
+    entries = doc_.jsonl_entries();
+  } else {
+    JsonRef array = doc_.member(root, "entries");
+    if (doc_.kind(array) != RefKind::kArray) {
+      error("entries", array.valid() ? array.begin : root.begin, array.valid() ? "expected an array" : "missing");
+      return false;
+    }
+    entries = doc_.elements(array);
+  }
+  // Each entry is checked on its own, the second half on the second core
+  // through a reader of its own; duplicates, the order keys of entries
+  // without a seq and every message are then settled in entry order. Every
+  // envelope is filled in place: envs_[i] for entry i, moved down to the
+  // next kept slot when settled (never past a slot still to be settled).
+  const std::size_t n = entries.size();
+  if (n >= static_cast<std::size_t>(INT32_MAX)) {  // entries and lines are counted in 32 bits
+    error("entries", root.begin, "more than " + std::to_string(INT32_MAX - 1) + " entries");
+    return false;
+  }
+  envs_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (entries[i].end - entries[i].begin > UINT32_MAX) {
+      error("entries[" + std::to_string(i) + "]", entries[i].begin, "larger than 4 GiB (entries are read as 32-bit offsets)");
+      return false;
+    }
+    envs_[i].index = static_cast<std::uint32_t>(i);
+    envs_[i].ref_begin = entries[i].begin;
+    envs_[i].ref_size = static_cast<std::uint32_t>(entries[i].end - entries[i].begin);
+  }
+  out_.entry_count = n;
+  std::vector<JsonRef>().swap(entries);
+  // The ids settled so far (kept entries, and skipped ones until the end,
+  // for duplicates), found by open addressing over envs_ positions.
+  std::size_t kept = 0;
+  auto id_at_slot = [this](std::uint32_t slot) { return id_of(envs_[slot]); };
+  IndexByKey<decltype(id_at_slot), std::hash<std::string_view>> seen(n, id_at_slot);
+  bool any_seq = false, any_skipped = false;
+  std::int64_t last_order_key = 0;  // the last accepted entry's
+  auto settle = [&](std::size_t i, const EntryCheck& c, const Checker& checker, std::size_t& next_diagnostic) {
+    auto report = [&](std::uint32_t count) {
+      out_.diagnostics.insert(out_.diagnostics.end(), checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic),
+                              checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic + count));
+      next_diagnostic += count;
+    };
+    report(c.before_id);
+    if (!c.has_id) return;
+    Envelope& slot = envs_[kept];
+    if (kept != i) slot = envs_[i];
+    slot.id_begin = ids_.size();
+    slot.id_size = c.id_size;
+    ids_.append(checker.ids, c.id_begin, c.id_size);
+    if (const std::int64_t first = seen.put_if_absent(static_cast<std::uint32_t>(kept)); first >= 0) {
+      const std::string id(id_of(slot));
+      ids_.resize(slot.id_begin);
+      next_diagnostic += c.after_id;
+      error(slot.path() + ".id", c.id_at, "duplicate id " + quote_for_message(id) + " (first used by entries[" +
+                                              std::to_string(envs_[static_cast<std::size_t>(first)].index) + "])");
+      return;
+    }
+    report(c.after_id);
+    if (c.repair) out_.repairs[c.repair]++;
+    if (c.has_seq) any_seq = true;
+    if (!c.accepted) {
+      slot.kind = Kind::kSkipped;  // its id still counts for duplicates
+      any_skipped = true;
+    } else {
+      if (!c.has_seq) slot.order_key = last_order_key;  // stays after its predecessor
+      last_order_key = slot.order_key;
+    }
+    ++kept;
+  };
+  auto check_and_settle = [&](std::size_t from, std::size_t to) {
+    Checker checker;
+    for (std::size_t i = from; i < to; ++i) {
+      EntryCheck c;
+      checker.ids.clear();
+      checker.diagnostics.clear();
+      check_entry(doc_, envs_[i], c, checker);
+      std::size_t next_diagnostic = 0;
+      settle(i, c, checker, next_diagnostic);
+    }
+  };
+  if (n < options_.two_threads_from) {
+    check_and_settle(0, n);
+  } else {
+    const std::size_t half = n / 2;
+    std::vector<EntryCheck> second_half(n - half);
+    Checker second_checker;
+    const ThreadDocument second_reader = doc_.second_reader();
+    run_beside(
+        [&] {
+          for (std::size_t i = half; i < n; ++i) check_entry(second_reader, envs_[i], second_half[i - half], second_checker);
+        },
+        [&] { check_and_settle(0, half); });
+    std::size_t next_diagnostic = 0;
+    for (std::size_t i = half; i < n; ++i) settle(i, second_half[i - half], second_checker, next_diagnostic);
+  }
+  envs_.resize(kept);
+  if (any_skipped) envs_.erase(std::remove_if(envs_.begin(), envs_.end(), [](const Envelope& e) { return e.kind == Kind::kSkipped; }), envs_.end());
+  if (!out_.ok()) return false;
+  if (any_seq) {
+    std::stable_sort(envs_.begin(), envs_.end(),
+                     [](const Envelope& a, const Envelope& b) { return a.order_key < b.order_key; });
+  }
+  return true;
+}
+
+}  // namespace thread_mapping
+}  // namespace pihydrate

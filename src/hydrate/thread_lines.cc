@@ -1,0 +1,478 @@
+// Building the converted session's lines: the verbatim pi messages (R4,
+// R5), chat turns (R3, R7), rebuilt streams (R6), compactions (R9), in
+// blocks for the spool.
+#include "hydrate/thread_mapper.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "pihydrate/formats.h"
+
+namespace pihydrate {
+namespace thread_mapping {
+
+constexpr const char* kZeroUsage =
+    "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
+    "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
+
+std::string Mapper::text_of_message(JsonRef message) {
+  JsonRef content = doc_.member(message, "content");
+  if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
+  std::string text;
+  for (JsonRef block : doc_.elements(content)) {
+    if (doc_.string_value(doc_.member(block, "type")) != "text") continue;
+    text += doc_.string_value(doc_.member(block, "text"));
+    text += "\n";
+  }
+  return text;
+}
+
+void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, std::string& model) {
+  api = doc_.string_value(doc_.member(message, "api"));
+  provider = doc_.string_value(doc_.member(message, "provider"));
+  model = doc_.string_value(doc_.member(message, "model"));
+}
+
+std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
+  JsonRef ms = doc_.member(message, "timestamp");
+  if (doc_.kind(ms) == RefKind::kNumber) return std::string(doc_.raw(ms));
+  if (doc_.kind(e.ts()) == RefKind::kNumber) return std::string(doc_.raw(e.ts()));
+  std::int64_t from_iso = ms_from_iso(doc_.string_value(e.ts()));
+  if (from_iso >= 0) return std::to_string(from_iso);
+  from_iso = ms_from_iso(last_ts_);
+  return std::to_string(from_iso >= 0 ? from_iso : 0);
+}
+
+std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
+  std::string ts;
+  std::int64_t ms = 0;
+  if (doc_.kind(e.ts()) == RefKind::kString && is_iso8601(doc_.string_value(e.ts()))) {
+    ts = doc_.string_value(e.ts());
+  } else if (doc_.kind(e.ts()) == RefKind::kNumber && parse_int64(doc_.raw(e.ts()), ms)) {
+    ts = iso_from_ms(ms);
+  }
+  if (ts.empty() && message.valid()) {
+    JsonRef own = doc_.member(message, "timestamp");
+    if (doc_.kind(own) == RefKind::kNumber && parse_int64(doc_.raw(own), ms)) ts = iso_from_ms(ms);
+  }
+  if (ts.empty()) ts = last_ts_.empty() ? out_.timestamp : last_ts_;
+  last_ts_ = ts;
+  return ts;
+}
+
+// R4: the verbatim AssistantMessage, with usage filled, a pending or missing
+// stopReason settled, empty text blocks dropped and string content wrapped.
+std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) const {
+  std::vector<MemberSpan> members = doc_.members(JsonRef{base + at, base + at + 1});
+  for (MemberSpan& m : members) {
+    m.begin -= base;
+    m.value_begin -= base;
+    m.value_end -= base;
+  }
+  return members;
+}
+
+std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) const {
+  std::vector<ElementSpan> out;
+  for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1})) out.push_back({el.begin - base, el.end - base});
+  return out;
+}
+
+// A message entry around `msg` with `edits` applied, built in one string
+// (the message is most of the line: it is copied once).
+static std::string message_line(const std::string& timestamp, const ByteEdits& edits, std::string_view msg) {
+  std::string line;
+  line.reserve(msg.size() + timestamp.size() + 64);
+  line += "{\"type\":\"message\",\"timestamp\":";
+  line += json_quote(timestamp);
+  line += ",\"message\":";
+  edits.append_applied(line, msg);
+  line += '}';
+  return line;
+}
+
+std::string Mapper::assistant_line(const Envelope& e) {
+  // Work on the message's own bytes so edits stay local to it.
+  const std::string_view msg = doc_.raw(e.message());
+  const std::size_t base = e.message().begin;
+  auto members = members_at(base, 0);
+  ByteEdits edits;
+  auto append_member = [&](const std::string& member) {
+    if (members.empty()) edits.insert(1, member);
+    else edits.insert(members.back().value_end, "," + member);
+  };
+  const MemberSpan* content = find_member(members, "content");
+  bool has_calls = false;
+  if (content && msg[content->value_begin] == '[') {
+    std::string rebuilt = "[";
+    bool changed = false, first = true;
+    for (const ElementSpan& el : elements_at(base, content->value_begin)) {
+      std::string type;
+      bool has_text = false, empty_text = false;
+      if (msg[el.begin] == '{') {
+        auto block = members_at(base, el.begin);
+        if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') type = json_string_value(msg, t->value_begin);
+        if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
+          has_text = true;
+          empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)
+        }
+      }
+      if (type == "toolCall") has_calls = true;
+      if (type == "text" && (!has_text || empty_text)) {
+        changed = true;
+        out_.repairs["dropped-empty-text-block"]++;
+        continue;
+      }
+      if (!first) rebuilt += ",";
+      rebuilt.append(msg.substr(el.begin, el.end - el.begin));
+      first = false;
+    }
+    rebuilt += "]";
+    if (changed) edits.replace(content->value_begin, content->value_end, rebuilt);
+  } else if (content && msg[content->value_begin] == '"') {
+    edits.replace(content->value_begin, content->value_end,
+                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
+    out_.repairs["wrapped-string-content"]++;
+  } else {
+    if (content) edits.replace(content->value_begin, content->value_end, "[]");
+    else append_member("\"content\":[]");
+    out_.repairs["wrapped-string-content"]++;
+  }
+  const MemberSpan* usage = find_member(members, "usage");
+  if (!usage || msg[usage->value_begin] != '{') {
+    if (usage) edits.replace(usage->value_begin, usage->value_end, kZeroUsage);
+    else append_member(std::string("\"usage\":") + kZeroUsage);
+    out_.repairs["filled-missing-usage"]++;
+  } else if (!find_member(members_at(base, usage->value_begin), "cost")) {
+    auto usage_members = members_at(base, usage->value_begin);
+    edits.insert(usage->value_begin + 1,
+                 std::string("\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}") +
+                     (usage_members.empty() ? "" : ","));
+    out_.repairs["filled-missing-usage"]++;
+  }
+  const MemberSpan* stop = find_member(members, "stopReason");
+  std::string stop_value = stop && msg[stop->value_begin] == '"' ? json_string_value(msg, stop->value_begin) : "";
+  if (stop_value.empty() || stop_value == "pending") {
+    std::string settled = has_calls ? "\"toolUse\"" : "\"stop\"";
+    if (stop) edits.replace(stop->value_begin, stop->value_end, settled);
+    else append_member("\"stopReason\":" + settled);
+    out_.repairs["settled-pending-stop-reason"]++;
+  }
+  if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
+  model_of(e.message(), last_api_, last_provider_, last_model_);
+  return message_line(entry_timestamp(e, e.message()), edits, msg);
+}
+
+// R5: the verbatim ToolResultMessage; string content is wrapped.
+std::string Mapper::tool_result_line(const Envelope& e) {
+  const std::string_view msg = doc_.raw(e.message());
+  auto members = members_at(e.message().begin, 0);
+  ByteEdits edits;
+  const MemberSpan* content = find_member(members, "content");
+  if (content && msg[content->value_begin] == '"') {
+    edits.replace(content->value_begin, content->value_end,
+                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
+    out_.repairs["wrapped-string-content"]++;
+  } else if (!content || msg[content->value_begin] != '[') {
+    if (content) edits.replace(content->value_begin, content->value_end, "[]");
+    else edits.insert(members.empty() ? 1 : members.back().value_end, members.empty() ? "\"content\":[]" : ",\"content\":[]");
+    out_.repairs["wrapped-string-content"]++;
+  }
+  if (!find_member(members, "timestamp"))
+    edits.insert(members.empty() ? 1 : members.back().value_end,
+                 std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message()));
+  return message_line(entry_timestamp(e, e.message()), edits, msg);
+}
+
+// R3: a chat user turn; attachments become image blocks.
+std::string Mapper::chat_user_line(const Envelope& e) {
+  std::string text = doc_.string_value(doc_.member(e.ref(), "text"));
+  std::vector<JsonRef> attachments = doc_.elements(doc_.member(e.ref(), "attachments"));
+  std::string content;
+  if (attachments.empty()) {
+    content = json_quote(text);
+  } else {
+    content = "[";
+    bool first = true;
+    if (!text.empty()) {
+      content += "{\"type\":\"text\",\"text\":" + json_quote(text) + "}";
+      first = false;
+    }
+    for (std::size_t k = 0; k < attachments.size(); ++k) {
+      JsonRef a = attachments[k];
+      JsonRef data = doc_.member(a, "data"), mime = doc_.member(a, "mimeType");
+      std::string type = doc_.string_value(doc_.member(a, "type"));
+      if ((type != "image" && !type.empty()) || doc_.kind(data) != RefKind::kString || doc_.kind(mime) != RefKind::kString) {
+        warn(e.path() + ".attachments[" + std::to_string(k) + "]", a.begin,
+             "not an image with data and mimeType; left out");
+        out_.repairs["skipped-attachment"]++;
+        continue;
+      }
+      if (!first) content += ",";
+      content += "{\"type\":\"image\",\"data\":" + std::string(doc_.raw(data)) + ",\"mimeType\":" + std::string(doc_.raw(mime)) + "}";
+      first = false;
+      out_.repairs["image-attachment"]++;
+    }
+    content += "]";
+  }
+  std::string ts = entry_timestamp(e, {});
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) + ",\"message\":{\"role\":\"user\",\"content\":" +
+         content + ",\"timestamp\":" + message_ms(e, {}) + "}}";
+}
+
+// R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
+// assistant message of the thread's model.
+void Mapper::resume_model(std::string& api, std::string& provider, std::string& model) {
+  JsonRef thread_model = doc_.member(thread_, "model");
+  if (doc_.kind(thread_model) == RefKind::kObject) {
+    provider = doc_.string_value(doc_.member(thread_model, "provider"));
+    model = doc_.string_value(doc_.member(thread_model, "modelId"));
+    api = doc_.string_value(doc_.member(thread_model, "api"));
+  }
+  if (provider.empty() || model.empty()) {
+    api = last_api_, provider = last_provider_, model = last_model_;
+  }
+  if (provider.empty() || model.empty()) api = "openai-completions", provider = "pi-hydrate", model = "imported";
+  if (api.empty()) api = "openai-completions";
+}
+
+std::string Mapper::chat_assistant_line(const Envelope& e) {
+  std::string api, provider, model;
+  resume_model(api, provider, model);
+  out_.repairs["chat-assistant-as-text-message"]++;
+  std::string ts = entry_timestamp(e, {});
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
+         ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" +
+         json_quote(doc_.string_value(doc_.member(e.ref(), "text"))) + "}],\"api\":" + json_quote(api) +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         ",\"stopReason\":\"stop\",\"timestamp\":" + message_ms(e, {}) + "}}";
+}
+
+// R6 --partial keep|text: rebuild an assistant message from its stream.
+std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
+  std::map<std::int64_t, std::pair<std::string, std::string>> blocks;  // contentIndex -> (type, text or raw)
+  for (std::size_t pos : group) {
+    JsonRef event = doc_.member(envs_[pos].payload(), "event");
+    std::string type = doc_.string_value(doc_.member(event, "type"));
+    JsonRef index_ref = doc_.member(event, "contentIndex");
+    std::int64_t index = 0;
+    if (doc_.kind(index_ref) == RefKind::kNumber) parse_int64(doc_.raw(index_ref), index);
+    if (type == "text_delta" || type == "thinking_delta") {
+      auto& b = blocks[index];
+      b.first = type == "text_delta" ? "text" : "thinking";
+      b.second += doc_.string_value(doc_.member(event, "delta"));
+    } else if ((type == "text_end" || type == "thinking_end") && doc_.kind(doc_.member(event, "content")) == RefKind::kString) {
+      blocks[index] = {type == "text_end" ? "text" : "thinking", doc_.string_value(doc_.member(event, "content"))};
+    } else if (type == "toolcall_end" && doc_.kind(doc_.member(event, "toolCall")) == RefKind::kObject) {
+      blocks[index] = {"toolCall", std::string(doc_.raw(doc_.member(event, "toolCall")))};
+    }
+  }
+  const bool text_only = options_.partial == PartialPolicy::kText;
+  std::string content = "[";
+  bool first = true;
+  for (const auto& [index, block] : blocks) {
+    if (text_only && block.first != "text") continue;
+    if (block.first != "toolCall" && block.second.empty()) continue;
+    if (!first) content += ",";
+    first = false;
+    if (block.first == "text") content += "{\"type\":\"text\",\"text\":" + json_quote(block.second) + "}";
+    else if (block.first == "thinking") content += "{\"type\":\"thinking\",\"thinking\":" + json_quote(block.second) + "}";
+    else content += block.second;
+  }
+  content += "]";
+  const Envelope& last = envs_[group.back()];
+  JsonRef key = doc_.member(last.payload(), "streamKey");
+  std::string ms = doc_.kind(key) == RefKind::kNumber ? std::string(doc_.raw(key)) : message_ms(last, {});
+  std::string api, provider, model;
+  resume_model(api, provider, model);
+  if (content == "[]") {
+    warn(last.path(), last.ref().begin, "an interrupted stream has nothing to keep; dropped");
+    out_.repairs["dropped-interrupted-stream"]++;
+    return {};
+  }
+  out_.repairs[text_only ? "partial-stream-as-text" : "partial-stream-kept-aborted"]++;
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(last, {})) +
+         ",\"message\":{\"role\":\"assistant\",\"content\":" + content + ",\"api\":" + json_quote(api) +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         (text_only ? std::string(",\"stopReason\":\"stop\"")
+                    : std::string(",\"stopReason\":\"aborted\",\"errorMessage\":\"pi-hydrate: stream interrupted\"")) +
+         ",\"timestamp\":" + ms + "}}";
+}
+
+// Appends one converted line to the session text (a pretty-printed export
+// must still give one line per entry) and remembers where it came from.
+void Mapper::push(std::size_t env, std::string line, bool compact) {
+  emit_line(line, compact);
+  Item item;
+  item.ids_begin = tool_ids_.size();
+  items_.push_back(item);
+  item_of_env_[env] = static_cast<std::int32_t>(items_.size() - 1);
+  const Envelope& e = envs_[env];
+  ThreadOrigin o;
+  o.entry = static_cast<std::uint32_t>(e.index);
+  o.id_begin = e.id_begin;  // in ids_, which becomes out_.origin_ids
+  o.id_size = e.id_size;
+  doc_.position(e.ref().begin, o.line, o.column);
+  out_.origins.push_back(o);
+}
+
+// One line of the converted session (compacted: a pretty-printed export must
+// still give one line per entry), into memory or the spool file.
+void Mapper::emit_line(std::string_view line, bool compact) {
+  // Blocks stay within their MiB unless one line is bigger: a string grown
+  // past its capacity would double it, in every buffer the spool cycles.
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  if (options_.spool && !spool_buffer_.empty() && spool_buffer_.size() + line.size() + 1 > kBlock) flush_spool();
+  if (options_.spool && spool_buffer_.capacity() < kBlock) spool_buffer_.reserve(kBlock);
+  std::string& target = options_.spool ? spool_buffer_ : out_.session;
+  const std::size_t before = target.size();
+  if (compact) target.append(line);
+  else append_compact_json(target, line);
+  target += '\n';
+  out_.session_bytes += target.size() - before;
+  if (options_.spool && spool_buffer_.size() >= kBlock) flush_spool();
+}
+
+void Mapper::flush_spool() {
+  if (options_.spool && !spool_buffer_.empty()) options_.spool(spool_buffer_);
+  spool_buffer_.clear();
+}
+
+void Mapper::add_tool_id(std::string_view id) {
+  const auto size = static_cast<std::uint32_t>(id.size());
+  tool_ids_.append(reinterpret_cast<const char*>(&size), sizeof size);
+  tool_ids_.append(id);
+  items_.back().id_count++;
+}
+
+std::vector<std::string_view> Mapper::tool_ids_of(const Item& item) const {
+  std::vector<std::string_view> ids;
+  std::size_t at = item.ids_begin;
+  for (std::uint32_t k = 0; k < item.id_count; ++k) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, tool_ids_.data() + at, sizeof size);
+    ids.push_back(std::string_view(tool_ids_).substr(at + sizeof size, size));
+    at += sizeof size + size;
+  }
+  return ids;
+}
+
+// R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
+// turn before it, or itself. v1's firstKeptEntryIndex counts the header as 0.
+std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
+  const Envelope& e = envs_[pos];
+  JsonRef result = doc_.member(e.payload(), "result");
+  JsonRef aborted = doc_.member(e.payload(), "aborted");
+  skipped = false;
+  if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
+      doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
+    const bool was_aborted = doc_.raw(aborted) == "true";
+    warn(e.path(), e.ref().begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    out_.repairs[was_aborted ? "skipped-aborted-compaction" : "skipped-compaction-without-summary"]++;
+    skipped = true;
+    return {};
+  }
+  std::int64_t anchor = -1;
+  std::string how;
+  auto first_item_from = [&](std::size_t env_pos) -> std::int64_t {
+    for (std::size_t j = env_pos; j < pos; ++j)
+      if (item_of_env_[j] >= 0) return item_of_env_[j];
+    return -1;
+  };
+  const CompactionRefs refs = compaction_refs_.count(pos) ? compaction_refs_.at(pos) : CompactionRefs{};
+  if (!doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty()) {
+    if (refs.first_kept_ref >= 0) {
+      const auto j = static_cast<std::size_t>(refs.first_kept_ref);
+      const std::int64_t target = refs.ref_kept && replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])]
+                                                                         : first_item_from(j);
+      if (target >= 0) anchor = target, how = "firstKeptRef";
+    }
+    if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
+  }
+  if (anchor < 0 && refs.pi_entry >= 0 && static_cast<std::size_t>(refs.pi_entry) < pos &&
+      item_of_env_[static_cast<std::size_t>(refs.pi_entry)] >= 0)
+    anchor = item_of_env_[static_cast<std::size_t>(refs.pi_entry)], how = "piEntryId";
+  if (anchor < 0) {
+    for (std::size_t k = item_pos; k-- > 0;)
+      if (items_[k].is_user_turn) {
+        anchor = static_cast<std::int64_t>(k), how = "last-user-turn";
+        break;
+      }
+  }
+  if (anchor >= 0) {
+    // A result cannot start the kept window: keep from its assistant.
+    const Item& kept = items_[static_cast<std::size_t>(anchor)];
+    const std::string_view call = kept.is_tool_result ? tool_ids_of(kept).front() : std::string_view();
+    if (!call.empty()) {
+      for (std::int64_t k = anchor; k-- > 0;) {
+        const Item& item = items_[static_cast<std::size_t>(k)];
+        if (item.is_tool_result) continue;
+        const std::vector<std::string_view> ids = tool_ids_of(item);
+        if (std::find(ids.begin(), ids.end(), call) != ids.end()) {
+          anchor = k;
+          break;
+        }
+      }
+    }
+  }
+  out_.repairs[anchor < 0 ? "compaction-self-anchored" : "compaction-anchored-by-" + how]++;
+  std::string line = "{\"type\":\"compaction\",\"timestamp\":" + json_quote(entry_timestamp(e, {})) +
+                     ",\"summary\":" + std::string(doc_.raw(doc_.member(result, "summary")));
+  JsonRef tokens = doc_.member(result, "tokensBefore");
+  line += ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
+  JsonRef details = doc_.member(result, "details");
+  if (details.valid()) line += ",\"details\":" + std::string(doc_.raw(details));
+  if (anchor >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor + 1);
+  return line + "}";
+}
+
+void Mapper::emit_all() {
+  item_of_env_.assign(envs_.size(), -1);
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    const Envelope& e = envs_[i];
+    if (auto p = partial_at_.find(i); p != partial_at_.end()) {
+      std::string line = partial_line(partial_groups_[p->second]);
+      if (!line.empty()) push(i, std::move(line));
+    }
+    if (dropped_[i]) continue;
+    if (e.kind == Kind::kChat) {
+      std::string role = doc_.string_value(doc_.member(e.ref(), "role"));
+      if (role == "user") {
+        if (replaced_by_[i] >= 0) {
+          const Envelope& u = envs_[static_cast<std::size_t>(replaced_by_[i])];
+          push(static_cast<std::size_t>(replaced_by_[i]),
+               "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, u.message())) +
+                   ",\"message\":" + std::string(doc_.raw(u.message())) + "}");
+        } else {
+          push(i, chat_user_line(e));
+        }
+        items_.back().is_user_turn = true;
+      } else if (role == "assistant") {
+        push(i, chat_assistant_line(e));
+      } else {
+        out_.repairs["dropped-system-chat"]++;
+      }
+    } else if (e.kind == Kind::kPiUser) {
+      push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message())) +
+                  ",\"message\":" + std::string(doc_.raw(e.message())) + "}");
+      items_.back().is_user_turn = true;
+    } else if (e.kind == Kind::kPiAssistant) {
+      // The message is copied verbatim around edits that add no whitespace.
+      push(i, assistant_line(e), doc_.is_compact(e.message()));
+      for (JsonRef block : doc_.elements(doc_.member(e.message(), "content")))
+        if (doc_.string_value(doc_.member(block, "type")) == "toolCall") add_tool_id(doc_.string_value(doc_.member(block, "id")));
+    } else if (e.kind == Kind::kPiToolResult) {
+      push(i, tool_result_line(e), doc_.is_compact(e.message()));
+      items_.back().is_tool_result = true;
+      add_tool_id(doc_.string_value(doc_.member(e.message(), "toolCallId")));
+    } else if (e.kind == Kind::kPiCompaction) {
+      bool skipped = false;
+      std::string line = compaction_line(i, items_.size(), skipped);
+      if (!skipped) push(i, std::move(line));
+    }
+  }
+}
+
+}  // namespace thread_mapping
+}  // namespace pihydrate

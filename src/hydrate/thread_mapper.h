@@ -1,0 +1,228 @@
+// The thread export converter's parts (see thread_mapper.cc): what every
+// phase shares. Internal to src/hydrate; the public entry point is
+// convert_thread_export in pihydrate/thread_export.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/json_spans.h"
+#include "hydrate/thread_document.h"
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/thread_export.h"
+
+namespace pihydrate {
+namespace thread_mapping {
+
+// ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
+std::string iso_from_ms(std::int64_t ms);
+// Milliseconds of an ISO-8601 time (UTC or with an offset); -1 if it is not one.
+std::int64_t ms_from_iso(const std::string& t);
+// An integer that fits in 64 bits (JSON allows any length).
+bool parse_int64(std::string_view s, std::int64_t& value);
+std::string normalize_space(const std::string& s);
+
+// The entry kinds the mapper reads (others are skipped with a warning).
+// kSkipped: an entry whose id was read but which gives nothing; it is kept
+// only until every id has been checked for duplicates.
+enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
+Kind kind_of(std::string_view text);
+const char* kind_name(Kind kind);
+
+// Runs `beside` on a second thread while `here` runs on this one, and
+// returns once both are done; an exception from either is rethrown (this
+// thread's first). `beside` must touch nothing `here` writes.
+template <typename Beside, typename Here>
+void run_beside(Beside beside, Here here) {
+  std::exception_ptr beside_error;
+  std::thread helper([&] {
+    try {
+      beside();
+    } catch (...) {
+      beside_error = std::current_exception();
+    }
+  });
+  try {
+    here();
+  } catch (...) {
+    helper.join();  // it uses this frame
+    throw;
+  }
+  helper.join();
+  if (beside_error) std::rethrow_exception(beside_error);
+}
+
+// Hands the heap memory freed so far back to the system. glibc keeps what a
+// thread's arena freed mapped (the planning helpers', tens of MiB on a big
+// export), and the next phase grows on the main thread: without this, the
+// two would add up in the peak RSS.
+void return_freed_heap();
+
+// One entry of the export. A big export has hundreds of thousands of them,
+// all held until the end, so an envelope is 64 bytes: what can be derived
+// (the path) is not stored, and the values inside the entry are offsets
+// from its start (an entry is under 4 GiB; read_envelopes checks).
+struct Envelope {
+  std::uint64_t ref_begin = 0;
+  std::uint64_t id_begin = 0;  // its id: Mapper::ids_ from id_begin (see Mapper::id_of)
+  std::int64_t order_key = 0;
+  std::uint32_t index = 0;     // position in the export
+  std::uint32_t ref_size = 0;
+  std::uint32_t id_size = 0;
+  Kind kind = Kind::kChat;
+
+  JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
+  JsonRef payload() const { return inside(payload_); }  // data or payload
+  JsonRef message() const { return inside(message_); }  // pi.assistant / pi.tool_result / pi.user
+  JsonRef ts() const { return inside(ts_); }
+  void set_payload(JsonRef value) { payload_ = part(value); }
+  void set_message(JsonRef value) { message_ = part(value); }
+  void set_ts(JsonRef value) { ts_ = part(value); }
+  std::string path() const { return "entries[" + std::to_string(index) + "]"; }
+
+ private:
+  struct Part {  // [at, at + size) from ref_begin; size 0: missing
+    std::uint32_t at = 0;
+    std::uint32_t size = 0;
+  };
+  JsonRef inside(Part p) const { return p.size == 0 ? JsonRef{} : JsonRef{ref_begin + p.at, ref_begin + p.at + p.size}; }
+  Part part(JsonRef value) const {
+    if (!value.valid()) return {};
+    return {static_cast<std::uint32_t>(value.begin - ref_begin), static_cast<std::uint32_t>(value.end - value.begin)};
+  }
+  Part payload_, message_, ts_;
+};
+static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it small");
+
+// One line of the converted session after the header, as compaction anchors
+// need it. There is one per message, so its tool call ids are kept in one
+// string (Mapper::tool_ids_), each as a 4-byte length and its bytes.
+struct Item {
+  std::uint64_t ids_begin = 0;
+  std::uint32_t id_count = 0;   // an assistant's tool calls, or a tool result's one toolCallId
+  bool is_user_turn = false;    // a chat user (or its pi.user) turn
+  bool is_tool_result = false;
+};
+
+class Mapper {
+ public:
+  Mapper(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options, ConvertedThread& out)
+      : doc_(doc), file_(file), options_(options), out_(out) {}
+
+  void run();
+
+ private:
+  void error(const std::string& path, std::size_t offset, const std::string& message) {
+    add(Severity::kError, path, offset, message);
+  }
+  void warn(const std::string& path, std::size_t offset, const std::string& message) {
+    add(Severity::kWarning, path, offset, message);
+  }
+  void add(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
+    out_.diagnostics.push_back(diagnostic(doc_, severity, path, offset, message));
+  }
+  Diagnostic diagnostic(const ThreadDocument& doc, Severity severity, const std::string& path, std::size_t offset,
+                        const std::string& message) const {
+    Diagnostic d;
+    d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
+    d.severity = severity;
+    d.level = Level::kLoad;
+    d.file = file_;
+    doc.position(offset, d.line, d.column);
+    d.message = path.empty() ? message : path + ": " + message;
+    return d;
+  }
+
+  // What checking one entry gives besides its envelope (see check_entry).
+  // The second half's checks wait for the first half's, so they are small:
+  // the id and the messages are in the checker's lists.
+  struct EntryCheck {
+    std::uint64_t id_begin = 0;  // the id: Checker::ids from id_begin
+    std::uint32_t id_size = 0;
+    std::uint32_t before_id = 0;  // the next this many Checker::diagnostics: the entry has no usable id
+    std::uint32_t after_id = 0;   // then this many, reported unless the id turns out to be a duplicate
+    bool has_id = false;
+    bool has_seq = false;
+    bool accepted = false;
+    const char* repair = nullptr;  // counted with after_id
+    std::size_t id_at = 0;         // where its id is, for a duplicate's message
+  };
+  // What one thread's checks refer to, in entry order.
+  struct Checker {
+    std::string ids;
+    Diagnostics diagnostics;
+  };
+  // Fills `e` (its index and ref set), except its id.
+  void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const;
+  bool read_envelopes();
+  void plan_echoes_and_user_replacements();
+  // What plan_chunk_groups found, kept apart while it runs beside the echo plan.
+  struct ChunkFindings {
+    std::map<std::string, std::uint64_t> repairs;
+    Diagnostics diagnostics;
+  };
+  void plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found);
+  void plan_echoes_and_chunks();
+  void emit_all();
+  std::string entry_timestamp(const Envelope& e, JsonRef message);
+  std::string message_ms(const Envelope& e, JsonRef message);
+  std::string assistant_line(const Envelope& e);
+  std::string tool_result_line(const Envelope& e);
+  std::string chat_user_line(const Envelope& e);
+  std::string chat_assistant_line(const Envelope& e);
+  std::string partial_line(const std::vector<std::size_t>& group);
+  void resume_model(std::string& api, std::string& provider, std::string& model);
+  std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
+  std::string text_of_message(JsonRef message);
+  // Members and elements of the value at `at` inside a message whose bytes
+  // start at document offset `base`, with offsets relative to the message:
+  // walked through the document, so tool output and images are stepped over.
+  std::vector<MemberSpan> members_at(std::size_t base, std::size_t at) const;
+  std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
+  void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
+  // `compact`: the line is known to have no whitespace outside strings.
+  void push(std::size_t env, std::string line, bool compact = false);
+  void emit_line(std::string_view line, bool compact = false);
+  void flush_spool();
+
+  const ThreadDocument& doc_;
+  const std::string& file_;
+  const ThreadOptions& options_;
+  ConvertedThread& out_;
+  std::string spool_buffer_;  // lines not yet handed to options_.spool
+  std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
+  std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
+  JsonRef thread_;
+  std::vector<Envelope> envs_;
+  std::vector<Item> items_;
+  std::string tool_ids_;  // see Item
+  void add_tool_id(std::string_view id);
+  std::vector<std::string_view> tool_ids_of(const Item& item) const;
+  std::vector<std::int32_t> item_of_env_;
+  std::vector<std::uint8_t> dropped_;           // per envelope: produces nothing
+  std::vector<std::int32_t> replaced_by_;       // chat user -> pi.user envelope
+  std::vector<std::vector<std::size_t>> partial_groups_;
+  std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
+  std::string last_ts_;
+  std::string last_api_, last_provider_, last_model_;
+  // What a compaction's anchor names, found while every envelope is there
+  // (see drop_envelopes_that_give_nothing), by the compaction's position.
+  struct CompactionRefs {
+    std::int64_t first_kept_ref = -1;  // the earlier envelope firstKeptRef names, or -1
+    bool ref_kept = true;              // false: it was dropped, and first_kept_ref is the next kept one
+    std::int64_t pi_entry = -1;        // the last envelope whose piEntryId is result.firstKeptEntryId, or -1
+  };
+  std::unordered_map<std::size_t, CompactionRefs> compaction_refs_;
+  void resolve_compaction_refs();
+  void drop_envelopes_that_give_nothing();
+};
+
+}  // namespace thread_mapping
+}  // namespace pihydrate
