@@ -28,12 +28,12 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
   }
   const auto em = doc.members(e.ref());  // read the envelope once
   JsonRef id = ThreadDocument::find(em, "id");
-  if (doc.kind(id) != RefKind::kString || doc.string_value(id).empty()) {
+  const std::string id_text = doc.string_value(id);  // empty unless a string
+  if (id_text.empty()) {
     fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
          id.valid() ? "expected a non-empty string" : "missing");
     return;
   }
-  const std::string id_text = doc.string_value(id);
   c.id_begin = checker.ids.size();
   c.id_size = static_cast<std::uint32_t>(id_text.size());
   checker.ids += id_text;
@@ -58,13 +58,14 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     }
     c.has_seq = true;
   }
-  e.set_payload(ThreadDocument::find(em, "data"));
-  if (!e.payload().valid()) e.set_payload(ThreadDocument::find(em, "payload"));
-  // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
-  const std::string payload_path = e.path() + "." + (ThreadDocument::find(em, "payload").valid() && !ThreadDocument::find(em, "data").valid() ? "payload" : "data");
+  const JsonRef data = ThreadDocument::find(em, "data");
+  e.set_payload(data.valid() ? data : ThreadDocument::find(em, "payload"));
+  // Messages name `data` (the documented name) unless the entry uses the
+  // `payload` alias; built only for a message.
+  auto payload_path = [&] { return e.path() + (data.valid() || !e.payload().valid() ? ".data" : ".payload"); };
   if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
     if (doc.kind(e.payload()) != RefKind::kObject) {
-      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+      reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,
             e.payload().valid() ? "expected an object" : "missing");
       return;
     }
@@ -72,7 +73,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     const auto pm = doc.members(e.payload());
     e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
     if (doc.kind(e.message()) != RefKind::kObject) {
-      reject(payload_path + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
+      reject(payload_path() + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
             e.message().valid() ? "expected an object" : "missing");
       return;
     }
@@ -80,7 +81,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     const JsonRef role_ref = ThreadDocument::find(e.message().begin == e.payload().begin ? pm : doc.members(e.message()), "role");
     std::string role = doc.string_value(role_ref);
     if (role != want) {
-      reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
+      reject(payload_path() + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
             "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
                 (role.empty() ? std::string("none") : quote_for_message(role)));
       return;
@@ -103,7 +104,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     }
   } else if (e.kind == Kind::kPiCompaction) {
     if (doc.kind(e.payload()) != RefKind::kObject) {
-      reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+      reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,
             e.payload().valid() ? "expected an object" : "missing");
       return;
     }
@@ -179,8 +180,7 @@ bool Mapper::read_envelopes() {
   // The ids settled so far (kept entries, and skipped ones until the end,
   // for duplicates), found by open addressing over envs_ positions.
   std::size_t kept = 0;
-  auto id_at_slot = [this](std::uint32_t slot) { return id_of(envs_[slot]); };
-  IndexByKey<decltype(id_at_slot), std::hash<std::string_view>> seen(n, id_at_slot);
+  EnvelopesById seen(n, IdAtPosition{this});
   bool any_seq = false, any_skipped = false;
   std::int64_t last_order_key = 0;  // the last accepted entry's
   auto settle = [&](std::size_t i, const EntryCheck& c, const Checker& checker, std::size_t& next_diagnostic) {

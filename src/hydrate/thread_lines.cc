@@ -380,7 +380,8 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
       if (item_of_env_[j] >= 0) return item_of_env_[j];
     return -1;
   };
-  const CompactionRefs refs = compaction_refs_.count(pos) ? compaction_refs_.at(pos) : CompactionRefs{};
+  const auto found = compaction_refs_.find(pos);
+  const CompactionRefs refs = found != compaction_refs_.end() ? found->second : CompactionRefs{};
   if (!doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty()) {
     if (refs.first_kept_ref >= 0) {
       const auto j = static_cast<std::size_t>(refs.first_kept_ref);

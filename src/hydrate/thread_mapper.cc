@@ -157,8 +157,11 @@ void Mapper::run() {
   // Each phase walks the export front to back; what it touched may leave
   // memory when it ends (see ExportResidency).
   doc_.release_before(doc_.bytes().size());
-  plan_echoes_and_chunks();
-  resolve_compaction_refs();
+  {
+    const EnvelopesById by_id = envelopes_by_id();
+    plan_echoes_and_chunks(by_id);
+    resolve_compaction_refs(by_id);
+  }
   doc_.release_before(doc_.bytes().size());
   drop_envelopes_that_give_nothing();
   return_freed_heap();

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/index_by_key.h"
 #include "core/json_spans.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/diagnostic.h"
@@ -162,14 +163,22 @@ class Mapper {
   // Fills `e` (its index and ref set), except its id.
   void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const;
   bool read_envelopes();
-  void plan_echoes_and_user_replacements();
+  // Envelope positions by id; positions change when envelopes are sorted
+  // or dropped, so an index holds only between those.
+  struct IdAtPosition {
+    const Mapper* mapper;
+    std::string_view operator()(std::uint32_t pos) const { return mapper->id_of(mapper->envs_[pos]); }
+  };
+  using EnvelopesById = IndexByKey<IdAtPosition, std::hash<std::string_view>>;
+  EnvelopesById envelopes_by_id() const;  // every envelope's, ids unique by then
+  void plan_echoes_and_user_replacements(const EnvelopesById& by_id);
   // What plan_chunk_groups found, kept apart while it runs beside the echo plan.
   struct ChunkFindings {
     std::map<std::string, std::uint64_t> repairs;
     Diagnostics diagnostics;
   };
   void plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found);
-  void plan_echoes_and_chunks();
+  void plan_echoes_and_chunks(const EnvelopesById& by_id);
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
   std::string message_ms(const Envelope& e, JsonRef message);
@@ -220,7 +229,7 @@ class Mapper {
     std::int64_t pi_entry = -1;        // the last envelope whose piEntryId is result.firstKeptEntryId, or -1
   };
   std::unordered_map<std::size_t, CompactionRefs> compaction_refs_;
-  void resolve_compaction_refs();
+  void resolve_compaction_refs(const EnvelopesById& by_id);
   void drop_envelopes_that_give_nothing();
 };
 

@@ -13,12 +13,14 @@ namespace pihydrate {
 namespace thread_mapping {
 
 // R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
-void Mapper::plan_echoes_and_user_replacements() {
+Mapper::EnvelopesById Mapper::envelopes_by_id() const {
+  EnvelopesById by_id(envs_.size(), IdAtPosition{this});
+  for (std::size_t i = 0; i < envs_.size(); ++i) by_id.put(static_cast<std::uint32_t>(i));
+  return by_id;
+}
+
+void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
   const std::size_t n = envs_.size();
-  // Envelope positions by id (ids are unique by now).
-  auto id_at = [this](std::uint32_t pos) { return id_of(envs_[pos]); };
-  IndexByKey<decltype(id_at), std::hash<std::string_view>> pos_of_id(n, id_at);
-  for (std::size_t i = 0; i < n; ++i) pos_of_id.put(static_cast<std::uint32_t>(i));
   // Each envelope's chat role, read once: the turn scans below look at many
   // envelopes per chat turn, and reading a member walks the whole entry.
   enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
@@ -159,16 +161,16 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
 // R3/R7 and R6 read different entries and set different flags, so the
 // chunk plan runs on the second core, through a reader of its own (the
 // document's caches are not shared); its findings follow the echo plan's.
-void Mapper::plan_echoes_and_chunks() {
+void Mapper::plan_echoes_and_chunks(const EnvelopesById& by_id) {
   dropped_.assign(envs_.size(), 0);
   replaced_by_.assign(envs_.size(), -1);
   ChunkFindings chunks;
   if (envs_.size() < options_.two_threads_from) {
-    plan_echoes_and_user_replacements();
+    plan_echoes_and_user_replacements(by_id);
     plan_chunk_groups(doc_, chunks);
   } else {
     const ThreadDocument second_reader = doc_.second_reader();
-    run_beside([&] { plan_chunk_groups(second_reader, chunks); }, [&] { plan_echoes_and_user_replacements(); });
+    run_beside([&] { plan_chunk_groups(second_reader, chunks); }, [&] { plan_echoes_and_user_replacements(by_id); });
   }
   for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
   out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
@@ -178,7 +180,7 @@ void Mapper::plan_echoes_and_chunks() {
 // earlier one; ids are unique by now) and the last one whose piEntryId is
 // its result.firstKeptEntryId. Found before envelopes are dropped, since
 // either may name an entry that gives no line.
-void Mapper::resolve_compaction_refs() {
+void Mapper::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
   std::vector<std::size_t> compactions;
   bool any_pi_id = false;
   for (std::size_t i = 0; i < envs_.size(); ++i) {
@@ -187,9 +189,6 @@ void Mapper::resolve_compaction_refs() {
     any_pi_id = any_pi_id || !doc_.string_value(doc_.member(doc_.member(envs_[i].payload(), "result"), "firstKeptEntryId")).empty();
   }
   if (compactions.empty()) return;
-  auto id_at = [this](std::uint32_t pos) { return id_of(envs_[pos]); };
-  IndexByKey<decltype(id_at), std::hash<std::string_view>> pos_of_id(envs_.size(), id_at);
-  for (std::size_t i = 0; i < envs_.size(); ++i) pos_of_id.put(static_cast<std::uint32_t>(i));
   // Every payload's piEntryId, read once for all compactions, in one string.
   std::string pi_ids;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> pi_id_spans;
