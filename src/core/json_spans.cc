@@ -407,10 +407,41 @@ void LongValues::append(LongValues&& later) {
   later.clear();
 }
 
-void LongValues::finish() {
+namespace {
+
+// Sorts `v`, cheaply when all but a few values at its end are in order
+// already: those are sorted and merged in from the back, in place (no
+// buffer the size of `v`). Otherwise (containers in closing order) a plain
+// sort.
+template <typename T>
+void sort_mostly_sorted(std::vector<T>& v) {
+  const auto sorted_end = std::is_sorted_until(v.begin(), v.end());
+  if (sorted_end == v.end()) return;
+  const auto sorted = static_cast<std::size_t>(sorted_end - v.begin());
+  if (v.size() - sorted > std::max<std::size_t>(64, v.size() / 16)) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  std::vector<T> tail(sorted_end, v.end());
+  std::sort(tail.begin(), tail.end());
+  std::size_t write = v.size(), read = sorted, rest = tail.size();
+  while (rest > 0) {
+    if (read > 0 && tail[rest - 1] < v[read - 1]) v[--write] = v[--read];
+    else v[--write] = tail[--rest];
+  }
+}
+
+}  // namespace
+
+void LongValues::sort_containers() {
   Storage& data = own();
-  std::sort(data.containers.begin(), data.containers.end());
-  std::sort(data.loose.begin(), data.loose.end());
+  sort_mostly_sorted(data.containers);
+  sort_mostly_sorted(data.loose);
+}
+
+void LongValues::finish() {
+  sort_containers();
+  Storage& data = own();
   // They stay for the document's lifetime: not with up to half of each unused.
   data.strings.shrink_to_fit();
   data.containers.shrink_to_fit();

@@ -59,6 +59,10 @@ class LongValues {
     if (loose) data.loose.push_back(begin);
   }
   void finish();
+  // Sorts the containers found so far. A two-thread check calls it on each
+  // half, on that half's thread, so finish() only merges in the few
+  // containers closed after the halves joined (those around everything).
+  void sort_containers();
   // Takes `later`'s values, all past this one's (strings stay in order).
   void append(LongValues&& later);
   // One past the value starting at `begin` ('"', '{' or '['); 0 when not indexed.

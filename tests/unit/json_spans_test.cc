@@ -164,6 +164,34 @@ TEST(LongValuesTest, CopiesShareSpansUntilOneChanges) {
   EXPECT_EQ(second.container_end_of(0), doc.size());
 }
 
+// Containers come in closing order, or (a two-thread check) as sorted
+// halves followed by the few closed last. Either way finish() must leave
+// them as a full sort would, whether the unsorted tail is short (merged in)
+// or long (sorted whole).
+TEST(LongValuesTest, ContainersEndSortedFromAnyOrder) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    const std::size_t n = 1 + rng() % 400;
+    for (std::size_t i = 0; i < n; ++i) spans.push_back({i * 1000 + 10, i * 1000 + 300});
+    std::shuffle(spans.begin(), spans.end(), rng);
+    const std::size_t sorted_prefix = round % 2 ? n - std::min<std::size_t>(n, rng() % 8) : rng() % (n + 1);
+    std::sort(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(sorted_prefix));
+    LongValues given, reference;
+    for (const auto& [begin, end] : spans) given.add_container(begin, end, begin % 3000 == 10);
+    if (round % 3 == 0) given.sort_containers();  // the halves' own sort, then more
+    std::sort(spans.begin(), spans.end());
+    for (const auto& [begin, end] : spans) reference.add_container(begin, end, begin % 3000 == 10);
+    given.finish();
+    reference.finish();
+    ASSERT_TRUE(given == reference) << round;
+    for (const auto& [begin, end] : spans) {
+      ASSERT_EQ(given.container_end_of(begin), end);
+      ASSERT_EQ(given.container_is_compact(begin), begin % 3000 != 10);
+    }
+  }
+}
+
 // Keys and values are copied a run at a time between escapes: every escape,
 // at the start, the end and next to each other, must still be decoded.
 TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {
