@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/spool.h"
 
 namespace pihydrate {
 
@@ -51,8 +52,15 @@ struct ThreadOptions {
   // When set, the converted session is handed over in blocks of whole lines
   // (about a MiB each) instead of being kept in ConvertedThread::session, so a
   // big export is not held in memory twice (SpoolIndexer::append takes them).
-  // The callee takes the block's bytes and leaves a buffer to fill again.
-  std::function<void(std::string& block)> spool;
+  // The callee takes the block and leaves an empty one to fill again.
+  std::function<void(SpoolBlock& block)> spool;
+  // With a spool: runs of at least `min_borrowed_run` bytes that a line
+  // copies unchanged from the export are handed over as borrowed runs (see
+  // spool.h), to be read back from the export's file. Only for bytes that
+  // are the file's from its first byte on; never once the converter
+  // rewrote any of them (a lone surrogate).
+  bool borrow_from_export = false;
+  std::size_t min_borrowed_run = 1024;
   ExportResidency* residency = nullptr;  // told which bytes can leave memory (optional)
 };
 

@@ -466,7 +466,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     spool.fd = make_unlinked_temp("the converted thread");
     // The converter keeps one core busy; the other writes and indexes what it converts.
     SpoolIndexer spool_indexer(spool.fd, display, ho.index);
-    to.spool = [&spool_indexer](std::string& block) { spool_indexer.append(block); };
+    to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
+    // What a line copies unchanged from the export is read from the export
+    // again instead of from the spool: the spool file holds only the rest.
+    to.borrow_from_export = true;
     if (auto mapped = MappedFile::map(input_fd.fd)) {
       // Read in place: pages the converter is done with leave memory, so
       // the peak does not follow the export's size.
@@ -475,6 +478,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
       to.residency = nullptr;
     } else {
+      // Not a regular file (a pipe, say): nothing can be read from it twice.
+      to.borrow_from_export = false;
       std::string bytes = read_all(input_fd.fd, display);
       thread = convert_thread_export(bytes, display, to);
     }
@@ -493,7 +498,7 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     if (!ho.timestamp) ho.timestamp = thread.timestamp;
     index = spool_indexer.finish();
     to.spool = nullptr;
-    lines = make_fd_line_source(spool.fd, display);
+    lines = make_spool_line_source(spool.fd, input_fd.fd, spool_indexer.take_layout(), display);
   } else {
     index = build_file_index(input_fd.fd, display, ho.index);
     lines = make_fd_line_source(input_fd.fd, display);

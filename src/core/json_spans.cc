@@ -349,17 +349,26 @@ std::string ByteEdits::apply(std::string_view s) const {
 }
 
 void ByteEdits::append_applied(std::string& out, std::string_view s) const {
+  std::vector<CopiedRun> copied;
+  append_applied(out, s, copied);
+}
+
+void ByteEdits::append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>& copied) const {
   std::vector<const Edit*> order;
   for (const Edit& e : edits_) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
   std::size_t pos = 0;
+  auto copy = [&](std::size_t end) {
+    if (end > pos) copied.push_back({out.size(), pos, end - pos});
+    out.append(s.data() + pos, end - pos);
+  };
   for (const Edit* e : order) {
     if (e->begin < pos) continue;  // overlapping edits: the first wins
-    out.append(s.data() + pos, e->begin - pos);
+    copy(e->begin);
     out += e->text;
     pos = e->end;
   }
-  out.append(s.data() + pos, s.size() - pos);
+  copy(s.size());
 }
 
 void LongValues::index(std::string_view s, const std::function<void(std::size_t)>& progress) {

@@ -156,6 +156,11 @@ class ByteEdits {
   void remove_member(std::string_view s, const MemberSpan& m);
   std::string apply(std::string_view s) const;
   void append_applied(std::string& out, std::string_view s) const;  // the same, appended to `out`
+  // The same, and where each run of `s` copied unchanged went in `out`.
+  struct CopiedRun {
+    std::size_t out_at, from, length;
+  };
+  void append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>& copied) const;
   bool empty() const { return edits_.empty(); }
 
  private:

@@ -274,13 +274,13 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
 }
 
 // The blocks handed to a SpoolIndexer, as the ByteSource its thread indexes:
-// each block is written to the file when the reader reaches it.
+// each block's stored bytes are written to the file when the reader reaches it.
 class SpoolIndexer::Source final : public ByteSource {
  public:
   Source(int fd, const std::string& name) : fd_(fd), name_(name) {}
 
   // The writer's side.
-  void append(std::string& block) {
+  void append(SpoolBlock& block) {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return pending_.size() < kMaxPending || error_; });
     if (error_) std::rethrow_exception(error_);
@@ -301,14 +301,15 @@ class SpoolIndexer::Source final : public ByteSource {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_) std::rethrow_exception(error_);
   }
+  SpoolLayout take_layout() { return std::move(layout_); }
 
   // The indexing thread's side.
   std::size_t read(char* buffer, std::size_t size) override {
-    while (at_ == current_.size()) {
+    while (at_ == current_.bytes.size()) {
       if (!next_block()) return 0;
     }
-    size = std::min(size, current_.size() - at_);
-    std::memcpy(buffer, current_.data() + at_, size);
+    size = std::min(size, current_.bytes.size() - at_);
+    std::memcpy(buffer, current_.bytes.data() + at_, size);
     at_ += size;
     return size;
   }
@@ -332,7 +333,7 @@ class SpoolIndexer::Source final : public ByteSource {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       current_.clear();
-      if (current_.capacity() > 0) spare_.push_back(std::move(current_));
+      if (current_.bytes.capacity() > 0) spare_.push_back(std::move(current_));
       changed_.wait(lock, [&] { return !pending_.empty() || closed_; });
       if (pending_.empty()) return false;
       current_ = std::move(pending_.front());
@@ -340,18 +341,33 @@ class SpoolIndexer::Source final : public ByteSource {
       changed_.notify_all();
     }
     at_ = 0;
-    write_all(fd_, current_.data(), current_.size(), name_);
+    layout_.add_block(current_);
+    if (current_.borrowed.empty()) {
+      write_all(fd_, current_.bytes.data(), current_.bytes.size(), name_);
+      return true;
+    }
+    // Only the bytes between the borrowed runs, gathered into one write.
+    stored_.clear();
+    std::size_t from = 0;
+    for (const BorrowedRun& run : current_.borrowed) {
+      stored_.append(current_.bytes, from, static_cast<std::size_t>(run.at) - from);
+      from = static_cast<std::size_t>(run.at + run.length);
+    }
+    stored_.append(current_.bytes, from, std::string::npos);
+    write_all(fd_, stored_.data(), stored_.size(), name_);
     return true;
   }
 
   int fd_;
   const std::string& name_;
-  std::string current_;  // the block being read, already written
+  SpoolBlock current_;  // the block being read, already written
   std::size_t at_ = 0;
+  std::string stored_;  // current_'s stored bytes
+  SpoolLayout layout_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::string> pending_;
-  std::vector<std::string> spare_;
+  std::deque<SpoolBlock> pending_;
+  std::vector<SpoolBlock> spare_;
   bool closed_ = false;
   std::exception_ptr error_;
 };
@@ -374,7 +390,15 @@ SpoolIndexer::~SpoolIndexer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void SpoolIndexer::append(std::string& block) { source_->append(block); }
+void SpoolIndexer::append(SpoolBlock& block) { source_->append(block); }
+
+void SpoolIndexer::append(std::string& bytes) {
+  SpoolBlock block;
+  block.bytes = std::move(bytes);
+  source_->append(block);
+  bytes = std::move(block.bytes);  // the emptied buffer handed back
+  bytes.clear();
+}
 
 SessionIndex SpoolIndexer::finish() {
   source_->close();
@@ -382,5 +406,7 @@ SessionIndex SpoolIndexer::finish() {
   source_->rethrow_error();
   return std::move(index_);
 }
+
+SpoolLayout SpoolIndexer::take_layout() { return source_->take_layout(); }
 
 }  // namespace pihydrate

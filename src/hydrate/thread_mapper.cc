@@ -224,9 +224,12 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   ThreadDocument doc;
   doc.set_residency(residency);
   bool parsed = doc.parse_plain(view, options.max_depth);
+  bool any_rewritten = false;
   if (!parsed) {
-    std::function<void(std::size_t)> rewritten;
-    if (residency) rewritten = [residency](std::size_t at) { residency->rewritten(at, at + 4); };
+    std::function<void(std::size_t)> rewritten = [residency, &any_rewritten](std::size_t at) {
+      any_rewritten = true;
+      if (residency) residency->rewritten(at, at + 4);
+    };
     neutralize_lone_surrogates(bytes, size, rewritten, doc.release_progress());
     if (residency) residency->release_before(size);
     doc = ThreadDocument();
@@ -244,7 +247,10 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
     out.diagnostics.push_back(std::move(d));
     return out;
   }
-  Mapper mapper(doc, file, options, out);
+  // Rewritten bytes are not the file's: nothing is borrowed from it then.
+  ThreadOptions mapping_options = options;
+  if (any_rewritten) mapping_options.borrow_from_export = false;
+  Mapper mapper(doc, file, mapping_options, out);
   mapper.run();
   return out;
 }

@@ -182,8 +182,12 @@ class Mapper {
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
   std::string message_ms(const Envelope& e, JsonRef message);
-  std::string assistant_line(const Envelope& e);
-  std::string tool_result_line(const Envelope& e);
+  // The message lines: `borrowed` gets the runs copied unchanged from the
+  // export (offsets in the line), when the spool takes them.
+  std::string assistant_line(const Envelope& e, std::vector<BorrowedRun>& borrowed);
+  std::string tool_result_line(const Envelope& e, std::vector<BorrowedRun>& borrowed);
+  std::string message_line(const Envelope& e, const ByteEdits& edits, std::string_view msg,
+                           std::vector<BorrowedRun>& borrowed);
   std::string chat_user_line(const Envelope& e);
   std::string chat_assistant_line(const Envelope& e);
   std::string partial_line(const std::vector<std::size_t>& group);
@@ -197,15 +201,16 @@ class Mapper {
   std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
   // `compact`: the line is known to have no whitespace outside strings.
-  void push(std::size_t env, std::string line, bool compact = false);
-  void emit_line(std::string_view line, bool compact = false);
+  // `borrowed`: runs of the line that are the export's bytes (assumed compact).
+  void push(std::size_t env, std::string line, bool compact = false, const std::vector<BorrowedRun>* borrowed = nullptr);
+  void emit_line(std::string_view line, bool compact = false, const std::vector<BorrowedRun>* borrowed = nullptr);
   void flush_spool();
 
   const ThreadDocument& doc_;
   const std::string& file_;
   const ThreadOptions& options_;
   ConvertedThread& out_;
-  std::string spool_buffer_;  // lines not yet handed to options_.spool
+  SpoolBlock spool_block_;  // lines not yet handed to options_.spool
   std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
   std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
   JsonRef thread_;

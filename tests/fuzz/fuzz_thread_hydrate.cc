@@ -1,7 +1,9 @@
 // Thread export conversion and hydration on arbitrary bytes, the quick
 // JSON syntax check against RapidJSON's (and on two threads against one),
 // the mapped reading (pages dropped and faulted back in) against the
-// in-memory one, and the entries read on two threads against one.
+// in-memory one, the entries read on two threads against one, and the
+// spooled session (runs borrowed from the export) read back against the
+// in-memory one.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include "core/json_check.h"
 #include "fuzz_common.h"
 #include "pihydrate/mapped_file.h"
+#include "pihydrate/session_index.h"
+#include "pihydrate/spool.h"
 #include "pihydrate/thread_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -69,6 +73,35 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < both.diagnostics.size(); ++i)
       if (both.diagnostics[i].message != thread.diagnostics[i].message || both.diagnostics[i].line != thread.diagnostics[i].line)
         __builtin_trap();
+  }
+  if (thread.ok() && (data[0] & 32)) {
+    // Spooled with every unchanged run borrowed, however short: the spool's
+    // stored bytes plus the export's runs read back are the session, and
+    // the spool's index is the session's.
+    int export_fd = ::memfd_create("fuzz-export", 0);
+    int spool_fd = ::memfd_create("fuzz-spool", 0);
+    if (export_fd >= 0 && spool_fd >= 0 &&
+        ::write(export_fd, original.data(), original.size()) == static_cast<ssize_t>(original.size())) {
+      std::string copy = original;
+      ThreadOptions so = to;
+      so.borrow_from_export = true;
+      so.min_borrowed_run = 1;
+      SpoolIndexer indexer(spool_fd, "fuzz");
+      so.spool = [&](SpoolBlock& block) { indexer.append(block); };
+      const ConvertedThread spooled = convert_thread_export(copy, "fuzz", so);
+      const SessionIndex index = indexer.finish();
+      if (!spooled.ok() || spooled.session_bytes != thread.session.size()) __builtin_trap();
+      const SpoolLayout layout = indexer.take_layout();
+      if (layout.session_size() != thread.session.size()) __builtin_trap();
+      auto source = make_spool_line_source(spool_fd, export_fd, layout, "fuzz");
+      std::string scratch;
+      if (source->read(0, layout.session_size(), scratch) != thread.session) __builtin_trap();
+      for (const Entry& e : index.entries)
+        if (source->read(e.offset, e.length, scratch) != std::string_view(thread.session).substr(e.offset, e.length))
+          __builtin_trap();
+    }
+    if (export_fd >= 0) ::close(export_fd);
+    if (spool_fd >= 0) ::close(spool_fd);
   }
   if (!thread.ok()) return 0;
   HydrateOptions o = fuzz::options_from(data[0]);

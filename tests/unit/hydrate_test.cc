@@ -9,11 +9,14 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <random>
 
+#include "core/json_spans.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
+#include "pihydrate/spool.h"
 #include "pihydrate/thread_export.h"
 
 #include <gtest/gtest.h>
@@ -192,38 +195,133 @@ TEST(Hydrate, NoHeaderIsAnError) {
 namespace pihydrate {
 namespace {
 
+std::string read_golden_input(const std::string& name) {
+  std::ifstream in(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // hydrate streams a converted thread to a temporary file; the bytes there
-// must be exactly the in-memory conversion's.
+// must be exactly the in-memory conversion's. Runs a line copies unchanged
+// from a compact export are borrowed (named by their place in the export,
+// not stored again); none are from a pretty-printed one, whose lines are
+// compacted, or once a lone surrogate was rewritten.
 TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
-  const std::string source_path = std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/example/input.json";
-  std::ifstream in(source_path, std::ios::binary);
-  ASSERT_TRUE(in) << source_path;
-  const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-
-  std::string bytes = original;
-  ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
-  ASSERT_TRUE(memory.ok());
-  ASSERT_FALSE(memory.session.empty());
-  EXPECT_EQ(memory.session_bytes, memory.session.size());
-
-  ThreadOptions options;
-  std::string written;
-  std::size_t blocks = 0;
-  options.spool = [&](std::string& block) {
-    EXPECT_FALSE(block.empty());
-    EXPECT_EQ(block.back(), '\n') << "a block ends with a whole line";
-    written += block;
-    block.clear();
-    ++blocks;
+  struct Case {
+    std::string name, bytes;
+    bool borrows;
   };
-  bytes = original;
-  ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
-  ASSERT_TRUE(spooled.ok());
-  EXPECT_TRUE(spooled.session.empty());
-  EXPECT_GE(blocks, 1u);
-  EXPECT_EQ(spooled.session_bytes, written.size());
-  EXPECT_EQ(written, memory.session);
-  EXPECT_EQ(spooled.origins.size(), memory.origins.size());
+  std::vector<Case> cases = {{"example", read_golden_input("example/input.json"), false},
+                             {"jsonl-variant", read_golden_input("jsonl-variant/input.jsonl"), false},
+                             {"escaped-surrogates", "", false},
+                             {"compact example", "", true},
+                             {"compact jsonl-variant", "", true}};
+  append_compact_json(cases[2].bytes, read_golden_input("escaped-surrogates/input.json"));
+  append_compact_json(cases[3].bytes, cases[0].bytes);
+  std::istringstream jsonl(cases[1].bytes);
+  for (std::string line; std::getline(jsonl, line);) {
+    append_compact_json(cases[4].bytes, line);
+    cases[4].bytes += '\n';
+  }
+  for (const Case& c : cases) {
+    const std::string& original = c.bytes;
+    std::string bytes = original;
+    ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
+    ASSERT_TRUE(memory.ok()) << c.name;
+    ASSERT_FALSE(memory.session.empty());
+    EXPECT_EQ(memory.session_bytes, memory.session.size());
+
+    ThreadOptions options;
+    std::string written;
+    std::size_t blocks = 0, borrowed = 0;
+    options.borrow_from_export = true;
+    options.min_borrowed_run = 16;  // the examples' messages are short
+    options.spool = [&](SpoolBlock& block) {
+      EXPECT_FALSE(block.bytes.empty());
+      EXPECT_EQ(block.bytes.back(), '\n') << "a block ends with a whole line";
+      // A borrowed run is the export's bytes at its offset, and lies in the block.
+      std::uint64_t after_last = 0;
+      for (const BorrowedRun& run : block.borrowed) {
+        EXPECT_GE(run.at, after_last);
+        EXPECT_GE(run.length, 16u);
+        ASSERT_LE(run.at + run.length, block.bytes.size());
+        EXPECT_EQ(block.bytes.substr(run.at, run.length), original.substr(run.export_offset, run.length)) << c.name;
+        after_last = run.at + run.length;
+        ++borrowed;
+      }
+      written += block.bytes;
+      block.clear();
+      ++blocks;
+    };
+    bytes = original;
+    ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
+    ASSERT_TRUE(spooled.ok());
+    EXPECT_TRUE(spooled.session.empty());
+    EXPECT_GE(blocks, 1u);
+    EXPECT_EQ(spooled.session_bytes, written.size());
+    EXPECT_EQ(written, memory.session) << c.name;
+    EXPECT_EQ(spooled.origins.size(), memory.origins.size());
+    if (c.borrows) EXPECT_GE(borrowed, 2u) << c.name;
+    else EXPECT_EQ(borrowed, 0u) << c.name;
+  }
+}
+
+// The session as SpoolIndexer stores it (the bytes between borrowed runs)
+// and reads it back through its layout: any range, wherever it starts and
+// ends (in a run, between runs, across blocks), is the session's bytes.
+TEST(ThreadSpoolTest, ALayoutReadsBackAnyRangeOfTheSession) {
+  std::mt19937 rng(3);
+  std::string exported(1 << 16, ' ');
+  for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
+  FILE* export_file = std::tmpfile();
+  FILE* spool_file = std::tmpfile();
+  ASSERT_TRUE(export_file && spool_file);
+  ASSERT_EQ(::pwrite(fileno(export_file), exported.data(), exported.size(), 0), static_cast<ssize_t>(exported.size()));
+  std::string session;
+  SpoolLayout layout;
+  std::uint64_t stored = 0;
+  {
+    SpoolIndexer indexer(fileno(spool_file), "spool");
+    for (int b = 0; b < 40; ++b) {
+      SpoolBlock block;
+      for (int line = 0; line < 1 + static_cast<int>(rng() % 4); ++line) {
+        block.bytes += "{\"type\":\"custom\",\"data\":\"";
+        for (int piece = 0; piece < static_cast<int>(rng() % 4); ++piece) {
+          const std::size_t from = rng() % (exported.size() - 600), length = 1 + rng() % 500;
+          if (rng() % 3) block.borrowed.push_back({block.bytes.size(), from, length});
+          block.bytes.append(exported, from, length);
+          if (rng() % 2) block.bytes += "-";  // stored bytes between runs, or none
+        }
+        block.bytes += "\"}\n";
+      }
+      session += block.bytes;
+      for (const BorrowedRun& run : block.borrowed) stored -= run.length;
+      stored += block.bytes.size();
+      indexer.append(block);
+      EXPECT_TRUE(block.bytes.empty() && block.borrowed.empty());
+    }
+    const SessionIndex index = indexer.finish();
+    EXPECT_EQ(index.entries.size(), std::count(session.begin(), session.end(), '\n'));
+    layout = indexer.take_layout();
+  }
+  EXPECT_EQ(layout.session_size(), session.size());
+  EXPECT_EQ(layout.stored_size(), stored);
+  EXPECT_EQ(static_cast<std::uint64_t>(::lseek(fileno(spool_file), 0, SEEK_END)), stored) << "only stored bytes are written";
+  EXPECT_GT(layout.run_count(), 20u);
+  auto source = make_spool_line_source(fileno(spool_file), fileno(export_file), std::move(layout), "spool");
+  std::string scratch;
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint64_t offset = rng() % session.size();
+    const std::uint64_t length = rng() % (session.size() - offset + 1);
+    ASSERT_EQ(source->read(offset, length, scratch), std::string_view(session).substr(offset, length)) << offset << " " << length;
+  }
+  EXPECT_EQ(source->read(0, session.size(), scratch), session);
+  EXPECT_THROW(source->read(session.size() - 5, 10, scratch), InputShrankError);
+  // The export cut short: a borrowed run cannot be read.
+  ASSERT_EQ(::ftruncate(fileno(export_file), 0), 0);
+  EXPECT_THROW(source->read(0, session.size(), scratch), InputShrankError);
+  std::fclose(export_file);
+  std::fclose(spool_file);
 }
 
 // A residency that records what the converter tells it.
