@@ -1,6 +1,7 @@
 // hydrate_session: read as pi reads, choose the branch, plan, write.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -225,9 +226,24 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   };
   auto render_batch = [&](std::size_t begin, std::size_t end, std::string& lines, std::string& scratch) {
     lines.clear();
+    // A batch's source lines nearly always lie together in the file (a
+    // linear session, or a branch with little abandoned in between): they
+    // are read at once, not with a system call each.
+    std::uint64_t low = UINT64_MAX, high = 0, bytes = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (const Entry* e = source_entry(plan.entries[i])) {
+        low = std::min(low, e->offset);
+        high = std::max(high, e->offset + e->length);
+        bytes += e->length;
+      }
+    }
+    const bool together = high > low && high - low <= bytes + bytes / 4 + 4096;
+    const std::string_view span = together ? source.read(low, high - low, scratch) : std::string_view();
     for (std::size_t i = begin; i < end; ++i) {
       const Entry* e = source_entry(plan.entries[i]);
-      const std::string_view line = e ? source.read(e->offset, e->length, scratch) : std::string_view();
+      const std::string_view line = !e         ? std::string_view()
+                                    : together ? span.substr(static_cast<std::size_t>(e->offset - low), static_cast<std::size_t>(e->length))
+                                               : source.read(e->offset, e->length, scratch);
       append_rendered_entry(lines, index, branch, plan, i, line, options);
       lines += '\n';
     }
