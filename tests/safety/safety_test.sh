@@ -228,6 +228,17 @@ mutate_while_writing() {
 refused_as_changed() {
   [ $code -eq 1 ] && grep -q "PH904" "$1/err.txt" && [ ! -e "$1/out.jsonl" ] && [ "$(leftovers "$1")" -eq 0 ]
 }
+# NAME KIND INPUT MUTATION DESCRIPTION: a fresh 48 MiB generated KIND
+# (session|thread) at INPUT, hydrated into $work/NAME; MUTATION runs once the
+# output is being written; the run must be refused as changed.
+refused_when_changed_mid_write() {
+  local name=$1 kind=$2 input=$3 mutation=$4
+  python3 "$root/tools/gen_corpus.py" --kind "$kind" --size 48M --seed 3 -o "$input"
+  mkdir -p "$work/$name"
+  mutate_while_writing "$work/$name" "$work/$name/err.txt" "$mutation" \
+    "$bin" --"$kind" "$input" --cwd "$work" -o "$work/$name/out.jsonl"
+  check "$5: exit 1 (PH904), no output, no temporary file" '[ $seen -eq 1 ] && refused_as_changed "$work/'"$name"'"'
+}
 
 # A signal: killed by it, no output, no temporary file. A background job of a
 # script starts with SIGINT ignored and pi-hydrate keeps an ignored signal
@@ -276,12 +287,8 @@ truncate_once_mapped() {
   truncate -s 4096 "$1"
   return $mapped
 }
-python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
-mkdir -p "$work/cht"
-mutate_while_writing "$work/cht" "$work/cht/err.txt" 'printf "\n" >> "$work/changing.json"' \
-  "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/cht/out.jsonl"
-check "thread export changed mid-read: exit 1 (PH904), no output, no temporary file" \
-  '[ $seen -eq 1 ] && refused_as_changed "$work/cht"'
+refused_when_changed_mid_write cht thread "$work/changing.json" 'printf "\n" >> "$work/changing.json"' \
+  "thread export changed mid-read"
 python3 "$root/tools/gen_corpus.py" --kind thread --size 48M --seed 3 -o "$work/changing.json"
 mkdir -p "$work/trt"
 "$bin" --thread "$work/changing.json" --cwd "$work" -o "$work/trt/out.jsonl" 2> "$work/trt/err.txt" &
@@ -301,16 +308,17 @@ wait $pid
 code=$?
 check "thread export cut short mid-read, --agent-dir, --report json: exit 1, a JSON report with PH904, the agent-dir tree removed" \
   '[ $mapped -eq 1 ] && [ $code -eq 1 ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if not r[\"ok\"] and r[\"diagnostics\"][0][\"code\"]==\"PH904\" else 1)" "$work/trt/err.json" && [ ! -e "$work/trt-agent" ]'
+# Cut short once its output is being written: the converted lines' borrowed
+# runs are read from the export again then, and come up short (or the size
+# check after them notices).
+refused_when_changed_mid_write trw thread "$work/changing.json" 'truncate -s 4096 "$work/changing.json"' \
+  "thread export cut short while its lines are written"
 rm -f "$work/changing.json"
 # A session cut short once its output is being written (after the index,
 # while or before its lines are read again): the read comes up short, or
 # the size check after it notices.
-python3 "$root/tools/gen_corpus.py" --kind session --size 48M --seed 3 -o "$work/changing.jsonl"
-mkdir -p "$work/trs"
-mutate_while_writing "$work/trs" "$work/trs/err.txt" 'truncate -s 4096 "$work/changing.jsonl"' \
-  "$bin" --session "$work/changing.jsonl" --cwd "$work" -o "$work/trs/out.jsonl"
-check "session cut short while its lines are written: exit 1 (PH904), no output, no temporary file" \
-  '[ $seen -eq 1 ] && refused_as_changed "$work/trs"'
+refused_when_changed_mid_write trs session "$work/changing.jsonl" 'truncate -s 4096 "$work/changing.jsonl"' \
+  "session cut short while its lines are written"
 rm -f "$work/changing.jsonl"
 
 # ---- Contained paths: names derived from the input or the options never put
