@@ -18,6 +18,10 @@ struct ValidateOptions {
   bool linear = false;                 // --linear: branching is an error
   std::string process_cwd;             // relative header cwds resolve here; empty: the real one
   IndexOptions index;
+  // The message and lint rules (payloads, tool pairing, fixture
+  // conventions). Hydration's look at its input needs only the file and
+  // tree rules, and skips these.
+  bool content_rules = true;
 };
 
 struct FileReport {
@@ -34,6 +38,8 @@ struct FileReport {
 
 // Validates an indexed file. Never touches the file itself.
 FileReport validate_index(const SessionIndex& index, const ValidateOptions& options);
+// The same with pi's view of it already built (for options.pi_version).
+FileReport validate_index(const SessionIndex& index, const PiView& view, const ValidateOptions& options);
 
 // Reads `source` in one streaming pass and validates it.
 FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options);

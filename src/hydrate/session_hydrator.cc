@@ -68,12 +68,15 @@ void add(HydrateReport& report, const SessionIndex& index, Code code, Severity s
 
 // Warnings for what pi would drop or change while reading the input: the
 // validator's own findings, restricted to those about lines and content.
-void report_input_findings(const SessionIndex& index, const HydrateOptions& options, HydrateReport& report) {
+// They all come from the file and tree rules, which are all that run.
+void report_input_findings(const SessionIndex& index, const PiView& view, const HydrateOptions& options,
+                           HydrateReport& report) {
   ValidateOptions vo;
   vo.pi_version = options.pi_version;
   vo.check_cwd = false;
   vo.index = options.index;
-  FileReport input = validate_index(index, vo);
+  vo.content_rules = false;
+  FileReport input = validate_index(index, view, vo);
   static const std::unordered_set<int> kept_codes = {
       static_cast<int>(Code::kMalformedLine), static_cast<int>(Code::kGluedRecords),
       static_cast<int>(Code::kTruncatedLastLine), static_cast<int>(Code::kInvalidUtf8),
@@ -119,10 +122,10 @@ std::unique_ptr<LineSource> make_memory_line_source(std::string bytes) {
 bool hydrate_session(const SessionIndex& index, LineSource& source, const HydrateOptions& options, LineSink& sink,
                      HydrateReport& report) {
   report.entries_read = index.entries.size();
-  report_input_findings(index, options, report);
+  PiView view = build_pi_view(index, options.pi_version);  // the validator's and hydration's
+  report_input_findings(index, view, options, report);
   if (!report.ok()) return false;  // a line pi-hydrate could not check
 
-  PiView view = build_pi_view(index, options.pi_version);
   if (view.header < 0 && index.starts_with_bom && options.pi_version == PiVersion::k1_5) {
     // pi 1.5 refuses a file whose header carries a BOM; 0.78 strips it. The
     // conversation is intact, so read it as 0.78 does and write it without.

@@ -30,13 +30,18 @@ void RuleContext::report_at_level(Code code, Severity severity, Level level, std
 std::string quoted(std::string_view text) { return quote_for_message(text); }
 
 FileReport validate_index(const SessionIndex& index, const ValidateOptions& options) {
-  PiView view = build_pi_view(index, options.pi_version);
+  return validate_index(index, build_pi_view(index, options.pi_version), options);
+}
+
+FileReport validate_index(const SessionIndex& index, const PiView& view, const ValidateOptions& options) {
   Diagnostics all;
   RuleContext ctx(index, view, options, all);
   check_file_rules(ctx);
   check_tree_rules(ctx);
-  check_message_rules(ctx);
-  check_lint_rules(ctx);
+  if (options.content_rules) {
+    check_message_rules(ctx);
+    check_lint_rules(ctx);
+  }
 
   std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::make_tuple(a.line, a.column, static_cast<int>(a.code)) <

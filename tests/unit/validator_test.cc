@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace pihydrate {
 namespace {
@@ -52,6 +54,44 @@ TEST(Validator, DiagnosticCarriesExactPosition) {
   EXPECT_EQ(d.severity, Severity::kError);
   EXPECT_TRUE(r.loadable);
   EXPECT_FALSE(r.resumable);
+}
+
+// Without the content rules only the file and tree rules report: the same
+// findings of theirs, none about payloads or tool pairing (hydration's look
+// at its input keeps only file and tree findings).
+TEST(Validator, WithoutContentRulesOnlyFileAndTreeRulesReport) {
+  const std::string text =
+      kGood + "{bad\n" +
+      R"({"type":"message","id":"a1b2c3d4","parentId":"zzzzzzzz","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"toolResult","toolCallId":"nope","content":[],"timestamp":1767225602000}})"
+      "\n";
+  ValidateOptions all;
+  all.level = Level::kLint;
+  ValidateOptions file_and_tree = all;
+  file_and_tree.content_rules = false;
+  const FileReport full = run(text, all), part = run(text, file_and_tree);
+  ASSERT_TRUE(has(full, Code::kMalformedLine));
+  ASSERT_TRUE(has(full, Code::kDuplicateId));
+  ASSERT_TRUE(has(full, Code::kOrphanToolResult));
+  auto describe = [](const FileReport& r, bool content) {
+    std::vector<std::string> out;
+    for (const Diagnostic& d : r.diagnostics) {
+      const int code = static_cast<int>(d.code);
+      if ((code >= 300 && code < 500) == content)  // PH3xx payloads, PH4xx tool pairing: message rules
+        out.push_back(code_name(d.code) + " " + std::to_string(d.line) + ":" + std::to_string(d.column) + " " + d.message);
+    }
+    return out;
+  };
+  EXPECT_FALSE(describe(full, true).empty());
+  EXPECT_TRUE(describe(part, true).empty());
+  // What the file and tree rules found is found alike (lint findings may go).
+  for (const std::string& finding : describe(part, false)) {
+    const auto in_full = describe(full, false);
+    EXPECT_NE(std::find(in_full.begin(), in_full.end(), finding), in_full.end()) << finding;
+  }
+  EXPECT_TRUE(has(part, Code::kMalformedLine));
+  EXPECT_TRUE(has(part, Code::kDuplicateId));
+  EXPECT_TRUE(has(part, Code::kDanglingParent));
+  EXPECT_FALSE(has(part, Code::kOrphanToolResult));
 }
 
 TEST(Validator, LevelFiltersOutput) {
