@@ -16,6 +16,10 @@ namespace pihydrate {
 // Writes all of [data, data + size) to `fd`, retrying short and interrupted
 // writes. Throws IoError ("cannot write NAME: reason").
 void write_all(int fd, const char* data, std::size_t size, const std::string& name);
+// Reads exactly `size` bytes at `offset` of `fd` into `out`, retrying short
+// and interrupted reads. Throws IoError ("cannot read NAME: reason"), and
+// InputShrankError when the file ends before them.
+void pread_all(int fd, char* out, std::uint64_t size, std::uint64_t offset, const std::string& name);
 
 class OutputFile final : public LineSink {
  public:

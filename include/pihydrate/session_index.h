@@ -247,7 +247,6 @@ class SpoolIndexer {
   // its place, to be filled again. Waits while a few blocks are pending.
   // Throws the IoError that stopped the writing thread, if one did.
   void append(SpoolBlock& block);
-  void append(std::string& bytes);  // a block without borrowed runs
   // No more blocks: waits until everything is written and indexed, and
   // returns the index. Throws IoError as append does.
   SessionIndex finish();

@@ -45,9 +45,6 @@ class SpoolLayout {
   std::uint64_t session_size() const { return session_size_; }
   std::uint64_t stored_size() const { return session_size_ - borrowed_size_; }
   std::size_t run_count() const { return runs_.size(); }
-  // Where session byte `at` is in the spool file. Not for a byte inside a
-  // borrowed run: for one, where the next stored byte is.
-  std::uint64_t stored_offset(std::uint64_t at) const;
   // The session bytes [offset, offset + length), read from the spool file
   // and the export, into `scratch`. Throws IoError, and InputShrankError
   // when either file ends too soon.
@@ -60,6 +57,9 @@ class SpoolLayout {
     std::uint64_t borrowed_before = 0;  // bytes of the runs before this one
   };
   std::size_t first_ending_after(std::uint64_t at) const;  // the first run with bytes past `at`
+  // Where session byte `at` is in the spool file. Not for a byte inside a
+  // borrowed run: for one, where the next stored byte is.
+  std::uint64_t stored_offset(std::uint64_t at) const;
   std::vector<Run> runs_;
   std::uint64_t session_size_ = 0;
   std::uint64_t borrowed_size_ = 0;

@@ -467,10 +467,11 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     // The converter keeps one core busy; the other writes and indexes what it converts.
     SpoolIndexer spool_indexer(spool.fd, display, ho.index);
     to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
-    // What a line copies unchanged from the export is read from the export
-    // again instead of from the spool: the spool file holds only the rest.
-    to.borrow_from_export = true;
     if (auto mapped = MappedFile::map(input_fd.fd)) {
+      // What a line copies unchanged from the export is read from the
+      // export's file again instead of from the spool: the spool holds only
+      // the rest. (An export read whole, from a pipe say, cannot be read twice.)
+      to.borrow_from_export = true;
       // Read in place: pages the converter is done with leave memory, so
       // the peak does not follow the export's size.
       TruncationGuard guard(display, report_format == "json", created_dirs);
@@ -478,8 +479,6 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
       to.residency = nullptr;
     } else {
-      // Not a regular file (a pipe, say): nothing can be read from it twice.
-      to.borrow_from_export = false;
       std::string bytes = read_all(input_fd.fd, display);
       thread = convert_thread_export(bytes, display, to);
     }

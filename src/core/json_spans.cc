@@ -348,18 +348,13 @@ std::string ByteEdits::apply(std::string_view s) const {
   return out;
 }
 
-void ByteEdits::append_applied(std::string& out, std::string_view s) const {
-  std::vector<CopiedRun> copied;
-  append_applied(out, s, copied);
-}
-
-void ByteEdits::append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>& copied) const {
+void ByteEdits::append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>* copied) const {
   std::vector<const Edit*> order;
   for (const Edit& e : edits_) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
   std::size_t pos = 0;
   auto copy = [&](std::size_t end) {
-    if (end > pos) copied.push_back({out.size(), pos, end - pos});
+    if (copied && end > pos) copied->push_back({out.size(), pos, end - pos});
     out.append(s.data() + pos, end - pos);
   };
   for (const Edit* e : order) {

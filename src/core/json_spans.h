@@ -155,12 +155,12 @@ class ByteEdits {
   // Removes a member and the comma that separates it from its neighbour.
   void remove_member(std::string_view s, const MemberSpan& m);
   std::string apply(std::string_view s) const;
-  void append_applied(std::string& out, std::string_view s) const;  // the same, appended to `out`
-  // The same, and where each run of `s` copied unchanged went in `out`.
+  // The same, appended to `out`; `copied` (optional) gets where each run of
+  // `s` copied unchanged went in `out`.
   struct CopiedRun {
     std::size_t out_at, from, length;
   };
-  void append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>& copied) const;
+  void append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>* copied = nullptr) const;
   bool empty() const { return edits_.empty(); }
 
  private:

@@ -56,6 +56,17 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& na
   }
 }
 
+void pread_all(int fd, char* out, std::uint64_t size, std::uint64_t offset, const std::string& name) {
+  std::uint64_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError("cannot read " + name + ": " + errno_text());
+    if (n == 0) throw InputShrankError("cannot read " + name + ": it shrank");
+    done += static_cast<std::uint64_t>(n);
+  }
+}
+
 OutputFile::OutputFile(const std::string& directory) : directory_(directory.empty() ? "." : directory) {
   std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());

@@ -392,14 +392,6 @@ SpoolIndexer::~SpoolIndexer() {
 
 void SpoolIndexer::append(SpoolBlock& block) { source_->append(block); }
 
-void SpoolIndexer::append(std::string& bytes) {
-  SpoolBlock block;
-  block.bytes = std::move(bytes);
-  source_->append(block);
-  bytes = std::move(block.bytes);  // the emptied buffer handed back
-  bytes.clear();
-}
-
 SessionIndex SpoolIndexer::finish() {
   source_->close();
   thread_.join();

@@ -1,29 +1,13 @@
 #include "pihydrate/spool.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
+#include "pihydrate/output_file.h"
 
 namespace pihydrate {
-namespace {
-
-void pread_all(int fd, char* out, std::uint64_t length, std::uint64_t offset, const std::string& name) {
-  std::uint64_t done = 0;
-  while (done < length) {
-    const ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw IoError("cannot read " + name + ": " + std::strerror(errno));
-    if (n == 0) throw InputShrankError("cannot read " + name + ": it shrank");
-    done += static_cast<std::uint64_t>(n);
-  }
-}
-
-}  // namespace
 
 void SpoolLayout::add_block(const SpoolBlock& block) {
   for (const BorrowedRun& r : block.borrowed) {

@@ -1,8 +1,5 @@
 // hydrate_session: read as pi reads, choose the branch, plan, write.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <future>
@@ -13,6 +10,7 @@
 #include "pi/nodes_by_id.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
+#include "pihydrate/output_file.h"
 #include "pihydrate/validator.h"
 
 namespace pihydrate {
@@ -26,14 +24,7 @@ class FdLineSource final : public LineSource {
     // spliced from it without another copy. (Mapping the input instead
     // measured no faster and added pages to the peak.)
     if (scratch.size() < length) scratch.resize(static_cast<std::size_t>(length));
-    std::uint64_t done = 0;
-    while (done < length) {
-      ssize_t n = ::pread(fd_, scratch.data() + done, length - done, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
-      if (n == 0) throw InputShrankError("cannot read " + name_ + ": it shrank");
-      done += static_cast<std::uint64_t>(n);
-    }
+    pread_all(fd_, scratch.data(), length, offset, name_);
     return std::string_view(scratch.data(), static_cast<std::size_t>(length));
   }
 

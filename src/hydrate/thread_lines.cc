@@ -89,15 +89,12 @@ std::string Mapper::message_line(const Envelope& e, const ByteEdits& edits, std:
   line += "{\"type\":\"message\",\"timestamp\":";
   line += json_quote(timestamp);
   line += ",\"message\":";
+  std::vector<ByteEdits::CopiedRun> copied;
+  const bool borrowing = options_.spool && options_.borrow_from_export;
+  edits.append_applied(line, msg, borrowing ? &copied : nullptr);
   borrowed.clear();
-  if (options_.spool && options_.borrow_from_export) {
-    std::vector<ByteEdits::CopiedRun> copied;
-    edits.append_applied(line, msg, copied);
-    for (const ByteEdits::CopiedRun& run : copied)
-      if (run.length >= options_.min_borrowed_run) borrowed.push_back({run.out_at, e.message().begin + run.from, run.length});
-  } else {
-    edits.append_applied(line, msg);
-  }
+  for (const ByteEdits::CopiedRun& run : copied)
+    if (run.length >= options_.min_borrowed_run) borrowed.push_back({run.out_at, e.message().begin + run.from, run.length});
   line += '}';
   return line;
 }

@@ -263,14 +263,14 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
     std::string spooled;
     {
       SpoolIndexer indexer(fileno(spool), "f", one);
-      std::string block;
+      SpoolBlock block;
       for (std::size_t at = 0; at < text.size();) {
         const std::size_t want = rng() % 3 == 0 ? rng() % 100 : rng() % (std::size_t{3} << 20);
         std::size_t end = text.find('\n', std::min(text.size(), at + want));
         end = end == std::string::npos ? text.size() : end + 1;
-        block.assign(text, at, end - at);
+        block.bytes.assign(text, at, end - at);
         indexer.append(block);
-        EXPECT_TRUE(block.empty());
+        EXPECT_TRUE(block.bytes.empty());
         at = end;
       }
       spooled = describe_index(indexer.finish());
@@ -288,12 +288,12 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
 TEST(FileIndexTest, ASpoolThatCannotBeWrittenFailsTheWriter) {
   const int read_only = ::open("/dev/null", O_RDONLY);
   ASSERT_GE(read_only, 0);
-  std::string block = "{\"type\":\"session\"}\n";
+  SpoolBlock block;
   EXPECT_THROW(
       {
         SpoolIndexer indexer(read_only, "spool");
         for (int i = 0; i < 8; ++i) {  // the thread's error reaches a later append or finish
-          block = "{\"type\":\"session\"}\n";
+          block.bytes = "{\"type\":\"session\"}\n";
           indexer.append(block);
         }
         indexer.finish();
@@ -301,7 +301,7 @@ TEST(FileIndexTest, ASpoolThatCannotBeWrittenFailsTheWriter) {
       IoError);
   {
     SpoolIndexer abandoned(read_only, "spool");  // dropped without finish: stops, does not hang
-    block = "{}\n";
+    block.bytes = "{}\n";
     abandoned.append(block);
   }
   ::close(read_only);
