@@ -99,38 +99,145 @@ template <bool kCheckUtf8>
   return Step::kRejected;  // a control byte
 }
 
+#if defined(__SSE2__)
+// The bytes of 64 that need a look, one bit per byte.
+struct BlockMasks {
+  std::uint64_t quote = 0, backslash = 0, control = 0, non_ascii = 0;
+};
+
+// The bytes of 64 that need a look, as one mask (see is_string_special).
+template <bool kNonAscii>
+inline std::uint64_t special_mask64(const char* block) {
+  return std::uint64_t{special_mask16<kNonAscii>(block)} | std::uint64_t{special_mask16<kNonAscii>(block + 16)} << 16 |
+         std::uint64_t{special_mask16<kNonAscii>(block + 32)} << 32 |
+         std::uint64_t{special_mask16<kNonAscii>(block + 48)} << 48;
+}
+
+// The bytes of 64 that need a look, one mask per kind.
+inline BlockMasks classify_block(const char* block) {
+  BlockMasks m;
+#pragma GCC unroll 4
+  for (int lane = 0; lane < 4; ++lane) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * lane));
+    const auto bits = [](__m128i hits) { return std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(hits))}; };
+    const std::uint64_t non_ascii = bits(v);  // the sign bits
+    m.quote |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))) << (16 * lane);
+    m.backslash |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))) << (16 * lane);
+    // Signed, below 0x20 is a control byte or one of 0x80 and up.
+    m.control |= (bits(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20))) & ~non_ascii) << (16 * lane);
+    m.non_ascii |= non_ascii << (16 * lane);
+  }
+  return m;
+}
+
+// The bytes of a block that a backslash escapes. A run of backslashes
+// escapes by pairs, so what a run escapes depends on the parity of its
+// start: adding a run's start bit to the run clears exactly that run, which
+// picks out the runs starting at even bytes without a loop over them.
+// `carry` in: the block's byte 0 is escaped by the block before; out: this
+// block's last byte escapes the next block's first.
+inline std::uint64_t escaped_bytes(std::uint64_t backslash, std::uint64_t& carry) {
+  constexpr std::uint64_t kEven = 0x5555555555555555u;
+  const std::uint64_t live = backslash & ~carry;  // an escaped backslash escapes nothing
+  const std::uint64_t starts = live & ~(live << 1);
+  const std::uint64_t even_runs = live & ~(live + (starts & kEven));
+  const std::uint64_t escapers = (even_runs & kEven) | (live & ~even_runs & ~kEven);
+  const std::uint64_t escaped = (escapers << 1) | carry;
+  carry = escapers >> 63;
+  return escaped;
+}
+
+// A \u escape whose 'u' is at u: four hex digits, and not a surrogate (those
+// are left to RapidJSON).
+inline bool is_plain_unicode_escape(const char* u, const char* end) {
+  if (end - u < 5 || !is_hex(u[1]) || !is_hex(u[2]) || !is_hex(u[3]) || !is_hex(u[4])) return false;
+  return !((u[1] == 'd' || u[1] == 'D') && !(u[2] >= '0' && u[2] <= '7'));
+}
+#endif
+
 }  // namespace
 
 template <bool kCheckUtf8>
 const char* scan_string_contents(const char* p, const char* end, StringScan& scan) {
-  // Tool output is dense with escapes and non-ASCII text (a special byte
-  // every dozen bytes or so), so the special bytes of 64 bytes are found at
-  // once and walked as a bit mask, not searched for again after each one.
   const char* next = nullptr;
-  for (;;) {
 #if defined(__SSE2__)
-    if (end - p >= 64) {
-      const char* block = p;
-      std::uint64_t mask = std::uint64_t{special_mask16<kCheckUtf8>(block)} |
-                           std::uint64_t{special_mask16<kCheckUtf8>(block + 16)} << 16 |
-                           std::uint64_t{special_mask16<kCheckUtf8>(block + 32)} << 32 |
-                           std::uint64_t{special_mask16<kCheckUtf8>(block + 48)} << 48;
-      p = block + 64;
-      while (mask != 0) {
-        const char* q = block + __builtin_ctzll(mask);
-        const Step step = step_over_special<kCheckUtf8>(q, end, scan, next);
-        if (step == Step::kClosingQuote) return q;
-        if (step == Step::kRejected) return nullptr;
-        const auto consumed = static_cast<std::size_t>(next - block);
-        if (consumed >= 64) {  // an escape or sequence running into the next block
-          p = next;
+  // Most strings are keys, ids and short values that end within 64 bytes:
+  // those are walked special byte by special byte, which costs less than
+  // the masks below when there are few of them.
+  if (end - p >= 64) {
+    const char* block = p;
+    std::uint64_t mask = special_mask64<kCheckUtf8>(block);
+    p = block + 64;
+    while (mask != 0) {
+      const char* q = block + __builtin_ctzll(mask);
+      const Step step = step_over_special<kCheckUtf8>(q, end, scan, next);
+      if (step == Step::kClosingQuote) return q;
+      if (step == Step::kRejected) return nullptr;
+      const auto consumed = static_cast<std::size_t>(next - block);
+      if (consumed >= 64) {  // an escape or sequence running into the next block
+        p = next;
+        break;
+      }
+      mask &= ~std::uint64_t{0} << consumed;
+    }
+  }
+  // Past them, tool output is dense with escapes and non-ASCII text (a
+  // special byte every dozen bytes or so). Each further block of 64 bytes
+  // is decided with bit masks: which bytes are escaped, where the first
+  // unescaped quote is, whether a control byte comes before it. Only escaped
+  // letters and UTF-8 lead bytes are looked at one by one, and without a
+  // branch per escape.
+  std::uint64_t carry = 0;      // the next block's first byte is escaped
+  std::uint64_t continued = 0;  // the next block's first bytes end a UTF-8 sequence
+  while (end - p >= 64) {
+    const char* block = p;
+    const BlockMasks m = classify_block(block);
+    const std::uint64_t escaped = escaped_bytes(m.backslash, carry);
+    const std::uint64_t quotes = m.quote & ~escaped;
+    const std::uint64_t before = (quotes & (~quotes + 1)) - 1;  // all ones when there is no quote
+    if (m.control & before) return nullptr;
+    if (m.backslash & before) scan.escaped = true;
+    // Every escaped byte other than a backslash must be one of "/bfnrt, or
+    // the u of a \u escape.
+    std::uint64_t letters = escaped & ~m.backslash & before;
+    unsigned odd = 0;
+    for (std::uint64_t bits = letters; bits != 0; bits &= bits - 1)
+      odd |= kEscapeLengths.of[static_cast<unsigned char>(block[__builtin_ctzll(bits)])] ^ 2u;
+    if (odd != 0) {
+      for (; letters != 0; letters &= letters - 1) {
+        const char* letter = block + __builtin_ctzll(letters);
+        if (kEscapeLengths.of[static_cast<unsigned char>(*letter)] == 2) continue;
+        if (*letter != 'u' || !is_plain_unicode_escape(letter, end)) return nullptr;
+      }
+    }
+    if (kCheckUtf8 && scan.first_invalid_utf8 == nullptr) {
+      std::uint64_t leads = m.non_ascii & before & ~continued;
+      continued = 0;
+      while (leads != 0) {
+        const unsigned at = static_cast<unsigned>(__builtin_ctzll(leads));
+        const char* q = block + at;
+        const std::size_t length =
+            utf8_sequence_length(reinterpret_cast<const unsigned char*>(q), static_cast<std::size_t>(end - q));
+        if (length == 0) {
+          scan.first_invalid_utf8 = q;  // the first is all that is kept
           break;
         }
-        mask &= ~std::uint64_t{0} << consumed;
+        if (at + length >= 64) {
+          continued = (std::uint64_t{1} << (at + length - 64)) - 1;
+          break;
+        }
+        leads &= ~std::uint64_t{0} << (at + length);
       }
-      continue;
     }
+    if (quotes != 0) return block + __builtin_ctzll(quotes);
+    p = block + 64;
+  }
+  // Fewer than 64 bytes are left: the byte-by-byte walk goes on from the
+  // escaping backslash, or past a UTF-8 sequence begun in the last block.
+  if (carry) p -= 1;
+  else if (continued) p += __builtin_ctzll(~continued);
 #endif
+  for (;;) {
     const char* q = next_special<kCheckUtf8>(p, end);
     if (q >= end) return nullptr;
     const Step step = step_over_special<kCheckUtf8>(q, end, scan, next);

@@ -117,9 +117,12 @@ const char* reference_scan(const char* p, const char* end, bool check_utf8, Stri
 }
 
 // Scans `text` both ways; what they give must agree. Returns the closing
-// quote, or nullptr.
-const char* expect_same_scan(const std::string& text, bool check_utf8) {
+// quote, or nullptr. `earlier_invalid`: an earlier string of the value
+// already held invalid UTF-8, which stays the first.
+const char* expect_same_scan(const std::string& text, bool check_utf8, bool earlier_invalid = false) {
+  static const char earlier = 0;
   StringScan expected, actual;
+  if (earlier_invalid) expected.first_invalid_utf8 = actual.first_invalid_utf8 = &earlier;
   const char* end = text.data() + text.size();
   const char* want = reference_scan(text.data(), end, check_utf8, expected);
   const char* got = check_utf8 ? scan_string_contents<true>(text.data(), end, actual)
@@ -149,6 +152,7 @@ TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
       text += pick < pieces.size() ? pieces[pick] : pieces[pick % 3];
     }
     for (bool check_utf8 : {false, true}) {
+      expect_same_scan(text, check_utf8, true);
       const char* got = expect_same_scan(text, check_utf8);
       if (::testing::Test::HasFailure()) return;
       if (got == nullptr) continue;
@@ -165,6 +169,36 @@ TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
   }
   EXPECT_GT(closed, 5000);
   EXPECT_GT(invalid_utf8, 1000);
+}
+
+// A UTF-8 sequence, good or bad, may straddle the edge of any 64-byte
+// block, and an escape may end just before it: at every offset around the
+// first three edges the verdict and the closing quote must be the
+// byte-by-byte scan's.
+TEST(JsonCheckTest, Utf8SequencesAcrossBlockEdgesMatchTheByteByByteScan) {
+  const std::vector<std::string> sequences = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xE2\x82",
+                                              "\xF0\x9F\x98", "\xED\xA0\x80", "\xC0\xAF", "\x80", "\xFF"};
+  const std::vector<std::string> befores = {"", "\\n", "\\\\", "\\u00e9", "\xC3\xA9"};
+  int closed = 0, invalid = 0;
+  for (std::size_t offset = 0; offset < 200; ++offset) {
+    for (const std::string& before : befores) {
+      for (const std::string& sequence : sequences) {
+        for (const std::string& after : {std::string("b"), std::string("\""), sequence}) {
+          const std::string text = std::string(offset, 'a') + before + sequence + after + std::string(70, 'b') + "\"";
+          for (bool check_utf8 : {false, true}) {
+            expect_same_scan(text, check_utf8, true);
+            closed += expect_same_scan(text, check_utf8) != nullptr;
+            if (::testing::Test::HasFailure()) return;
+          }
+          StringScan scan;
+          scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
+          invalid += scan.first_invalid_utf8 != nullptr;
+        }
+      }
+    }
+  }
+  EXPECT_GT(closed, 20000);
+  EXPECT_GT(invalid, 10000);
 }
 
 // Runs of backslashes decide what is escaped by their length's parity, and
