@@ -81,16 +81,21 @@ int fail_usage(std::ostream& err, const std::string& message) {
 }
 
 // At most 100 findings of one code are printed; the rest are counted.
+// Each report goes to stderr in one write: stderr is unbuffered, and a
+// write per piece (a byte at a time for JSON) took milliseconds.
 void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
+  std::ostringstream text;
   std::map<int, std::size_t> seen;
   for (const Diagnostic& d : diagnostics)
-    if (seen[static_cast<int>(d.code)]++ < 100) write_diagnostic_text(d, err);
+    if (seen[static_cast<int>(d.code)]++ < 100) write_diagnostic_text(d, text);
   for (const auto& [code, count] : seen)
     if (count > 100)
-      err << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code)) << " findings not listed\n";
+      text << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code)) << " findings not listed\n";
+  err << text.str();
 }
 
-void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {
+void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& out) {
+  std::ostringstream err;
   err << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
       << " entries read (session " << r.session_id << ")";
   if (r.lines_pi_drops) err << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
@@ -100,9 +105,11 @@ void print_summary_text(const HydrateReport& r, const std::string& target, std::
     for (const auto& [kind, count] : r.repairs) err << " " << kind << "=" << count;
     err << "\n";
   }
+  out << err.str();
 }
 
-void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& err) {
+void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& out) {
+  std::ostringstream err;
   rapidjson::OStreamWrapper os(err);
   JsonWriter w(os);
   w.StartObject();
@@ -132,6 +139,7 @@ void print_summary_json(const HydrateReport& r, const std::string& target, bool 
   w.EndObject();
   os.Flush();
   err << "\n";
+  out << err.str();
 }
 
 // An unlinked temporary file in $TMPDIR (or /tmp): nothing is left behind,
