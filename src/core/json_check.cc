@@ -185,8 +185,8 @@ const char* scan_string_contents(const char* p, const char* end, StringScan& sca
   // special byte every dozen bytes or so). Each further block of 64 bytes
   // is decided with bit masks: which bytes are escaped, where the first
   // unescaped quote is, whether a control byte comes before it. Only escaped
-  // letters and UTF-8 lead bytes are looked at one by one, and without a
-  // branch per escape.
+  // letters and UTF-8 lead bytes are looked at one by one, without a branch
+  // on which escape each letter makes.
   std::uint64_t carry = 0;      // the next block's first byte is escaped
   std::uint64_t continued = 0;  // the next block's first bytes end a UTF-8 sequence
   while (end - p >= 64) {

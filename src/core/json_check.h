@@ -59,6 +59,8 @@ struct StringScan {
 // `end`, holds a control byte or an escape that is invalid or a surrogate
 // (left to RapidJSON). With kCheckUtf8 it also checks UTF-8 the way
 // find_invalid_utf8 does (first_invalid_utf8 is set once, then kept).
+// After nullptr, what `scan` holds is unspecified: a block may be rejected
+// before its escapes or UTF-8 were recorded.
 template <bool kCheckUtf8>
 const char* scan_string_contents(const char* p, const char* end, StringScan& scan);
 
