@@ -112,8 +112,10 @@ std::string Mapper::assistant_line(const Envelope& e, std::vector<BorrowedRun>& 
   const MemberSpan* content = find_member(members, "content");
   bool has_calls = false;
   if (content && msg[content->value_begin] == '[') {
-    std::string rebuilt = "[";
-    bool changed = false, first = true;
+    // The kept blocks; the array is rebuilt only when one is dropped (nearly
+    // never), not copied for every message.
+    std::vector<ElementSpan> kept;
+    bool changed = false;
     for (const ElementSpan& el : elements_at(base, content->value_begin)) {
       std::string type;
       bool has_text = false, empty_text = false;
@@ -131,12 +133,17 @@ std::string Mapper::assistant_line(const Envelope& e, std::vector<BorrowedRun>& 
         out_.repairs["dropped-empty-text-block"]++;
         continue;
       }
-      if (!first) rebuilt += ",";
-      rebuilt.append(msg.substr(el.begin, el.end - el.begin));
-      first = false;
+      kept.push_back(el);
     }
-    rebuilt += "]";
-    if (changed) edits.replace(content->value_begin, content->value_end, rebuilt);
+    if (changed) {
+      std::string rebuilt = "[";
+      for (const ElementSpan& el : kept) {
+        if (rebuilt.size() > 1) rebuilt += ",";
+        rebuilt.append(msg.substr(el.begin, el.end - el.begin));
+      }
+      rebuilt += "]";
+      edits.replace(content->value_begin, content->value_end, rebuilt);
+    }
   } else if (content && msg[content->value_begin] == '"') {
     edits.replace(content->value_begin, content->value_end,
                   "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
