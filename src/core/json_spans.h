@@ -162,6 +162,12 @@ class ByteEdits {
   };
   void append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>* copied = nullptr) const;
   bool empty() const { return edits_.empty(); }
+  // At most how many bytes applying the edits adds to the text.
+  std::size_t inserted_bytes() const {
+    std::size_t n = 0;
+    for (const Edit& e : edits_) n += e.text.size();
+    return n;
+  }
 
  private:
   struct Edit {

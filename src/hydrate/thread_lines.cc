@@ -81,25 +81,32 @@ std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) c
 
 // A message entry around `msg` with `edits` applied, built in one string
 // (the message is most of the line: it is copied once).
-std::string Mapper::message_line(const Envelope& e, const ByteEdits& edits, std::string_view msg,
-                                 std::vector<BorrowedRun>& borrowed) {
-  const std::string timestamp = entry_timestamp(e, e.message());
-  std::string line;
-  line.reserve(msg.size() + timestamp.size() + 64);
-  line += "{\"type\":\"message\",\"timestamp\":";
-  line += json_quote(timestamp);
-  line += ",\"message\":";
-  std::vector<ByteEdits::CopiedRun> copied;
-  const bool borrowing = options_.spool && options_.borrow_from_export;
-  edits.append_applied(line, msg, borrowing ? &copied : nullptr);
-  borrowed.clear();
-  for (const ByteEdits::CopiedRun& run : copied)
-    if (run.length >= options_.min_borrowed_run) borrowed.push_back({run.out_at, e.message().begin + run.from, run.length});
-  line += '}';
-  return line;
+void Mapper::emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg) {
+  const Envelope& e = envs_[env];
+  const std::string timestamp = json_quote(entry_timestamp(e, e.message()));
+  const bool compact = doc_.is_compact(e.message());
+  // A pretty-printed message is built apart, then compacted into the text.
+  std::string apart;
+  std::string& out = compact ? open_line(msg.size() + edits.inserted_bytes() + timestamp.size() + 64) : apart;
+  const std::size_t start = out.size();
+  out += "{\"type\":\"message\",\"timestamp\":";
+  out += timestamp;
+  out += ",\"message\":";
+  // Compacting would move the bytes: only a compact line's runs are the export's as they are.
+  const bool borrowing = compact && options_.spool && options_.borrow_from_export;
+  copied_.clear();
+  edits.append_applied(out, msg, borrowing ? &copied_ : nullptr);
+  for (const ByteEdits::CopiedRun& run : copied_)
+    if (run.length >= options_.min_borrowed_run)
+      spool_block_.borrowed.push_back({run.out_at, e.message().begin + run.from, run.length});
+  out += '}';
+  if (compact) close_line(start);
+  else emit_line(apart);
+  record_item(env);
 }
 
-std::string Mapper::assistant_line(const Envelope& e, std::vector<BorrowedRun>& borrowed) {
+void Mapper::emit_assistant(std::size_t env) {
+  const Envelope& e = envs_[env];
   // Work on the message's own bytes so edits stay local to it.
   const std::string_view msg = doc_.raw(e.message());
   const std::size_t base = e.message().begin;
@@ -175,11 +182,12 @@ std::string Mapper::assistant_line(const Envelope& e, std::vector<BorrowedRun>& 
   }
   if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
   model_of(e.message(), last_api_, last_provider_, last_model_);
-  return message_line(e, edits, msg, borrowed);
+  emit_message(env, edits, msg);
 }
 
 // R5: the verbatim ToolResultMessage; string content is wrapped.
-std::string Mapper::tool_result_line(const Envelope& e, std::vector<BorrowedRun>& borrowed) {
+void Mapper::emit_tool_result(std::size_t env) {
+  const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
   auto members = members_at(e.message().begin, 0);
   ByteEdits edits;
@@ -196,7 +204,7 @@ std::string Mapper::tool_result_line(const Envelope& e, std::vector<BorrowedRun>
   if (!find_member(members, "timestamp"))
     edits.insert(members.empty() ? 1 : members.back().value_end,
                  std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message()));
-  return message_line(e, edits, msg, borrowed);
+  emit_message(env, edits, msg);
 }
 
 // R3: a chat user turn; attachments become image blocks.
@@ -316,8 +324,12 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
 
 // Appends one converted line to the session text (a pretty-printed export
 // must still give one line per entry) and remembers where it came from.
-void Mapper::push(std::size_t env, std::string line, bool compact, const std::vector<BorrowedRun>* borrowed) {
-  emit_line(line, compact, borrowed);
+void Mapper::push(std::size_t env, std::string line, bool compact) {
+  emit_line(line, compact);
+  record_item(env);
+}
+
+void Mapper::record_item(std::size_t env) {
   Item item;
   item.ids_begin = tool_ids_.size();
   items_.push_back(item);
@@ -331,29 +343,33 @@ void Mapper::push(std::size_t env, std::string line, bool compact, const std::ve
   out_.origins.push_back(o);
 }
 
+// Blocks stay within their MiB unless one line is bigger: a string grown
+// past its capacity would double it, in every buffer the spool cycles.
+constexpr std::size_t kSpoolBlock = std::size_t{1} << 20;
+
+std::string& Mapper::open_line(std::size_t size_hint) {
+  if (!options_.spool) return out_.session;
+  std::string& block = spool_block_.bytes;
+  if (!block.empty() && block.size() + size_hint + 1 > kSpoolBlock) flush_spool();
+  if (block.capacity() < kSpoolBlock) block.reserve(kSpoolBlock);
+  return block;
+}
+
+void Mapper::close_line(std::size_t start) {
+  std::string& target = options_.spool ? spool_block_.bytes : out_.session;
+  target += '\n';
+  out_.session_bytes += target.size() - start;
+  if (options_.spool && target.size() >= kSpoolBlock) flush_spool();
+}
+
 // One line of the converted session (compacted: a pretty-printed export must
 // still give one line per entry), into memory or the spool file.
-void Mapper::emit_line(std::string_view line, bool compact, const std::vector<BorrowedRun>* borrowed) {
-  // Blocks stay within their MiB unless one line is bigger: a string grown
-  // past its capacity would double it, in every buffer the spool cycles.
-  constexpr std::size_t kBlock = std::size_t{1} << 20;
-  std::string& block = spool_block_.bytes;
-  if (options_.spool && !block.empty() && block.size() + line.size() + 1 > kBlock) flush_spool();
-  if (options_.spool && block.capacity() < kBlock) block.reserve(kBlock);
-  std::string& target = options_.spool ? block : out_.session;
+void Mapper::emit_line(std::string_view line, bool compact) {
+  std::string& target = open_line(line.size());
   const std::size_t before = target.size();
-  if (compact) {
-    target.append(line);
-    // Compacting would move the bytes: only a compact line's runs are the export's as they are.
-    if (options_.spool && borrowed)
-      for (const BorrowedRun& run : *borrowed)
-        spool_block_.borrowed.push_back({before + run.at, run.export_offset, run.length});
-  } else {
-    append_compact_json(target, line);
-  }
-  target += '\n';
-  out_.session_bytes += target.size() - before;
-  if (options_.spool && block.size() >= kBlock) flush_spool();
+  if (compact) target.append(line);
+  else append_compact_json(target, line);
+  close_line(before);
 }
 
 void Mapper::flush_spool() {
@@ -452,7 +468,6 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
 
 void Mapper::emit_all() {
   item_of_env_.assign(envs_.size(), -1);
-  std::vector<BorrowedRun> borrowed;  // a message line's, reused
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
     if (auto p = partial_at_.find(i); p != partial_at_.end()) {
@@ -483,11 +498,11 @@ void Mapper::emit_all() {
       items_.back().is_user_turn = true;
     } else if (e.kind == Kind::kPiAssistant) {
       // The message is copied verbatim around edits that add no whitespace.
-      push(i, assistant_line(e, borrowed), doc_.is_compact(e.message()), &borrowed);
+      emit_assistant(i);
       for (JsonRef block : doc_.elements(doc_.member(e.message(), "content")))
         if (doc_.string_value(doc_.member(block, "type")) == "toolCall") add_tool_id(doc_.string_value(doc_.member(block, "id")));
     } else if (e.kind == Kind::kPiToolResult) {
-      push(i, tool_result_line(e, borrowed), doc_.is_compact(e.message()), &borrowed);
+      emit_tool_result(i);
       items_.back().is_tool_result = true;
       add_tool_id(doc_.string_value(doc_.member(e.message(), "toolCallId")));
     } else if (e.kind == Kind::kPiCompaction) {

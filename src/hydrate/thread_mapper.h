@@ -182,12 +182,13 @@ class Mapper {
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
   std::string message_ms(const Envelope& e, JsonRef message);
-  // The message lines: `borrowed` gets the runs copied unchanged from the
-  // export (offsets in the line), when the spool takes them.
-  std::string assistant_line(const Envelope& e, std::vector<BorrowedRun>& borrowed);
-  std::string tool_result_line(const Envelope& e, std::vector<BorrowedRun>& borrowed);
-  std::string message_line(const Envelope& e, const ByteEdits& edits, std::string_view msg,
-                           std::vector<BorrowedRun>& borrowed);
+  // The message lines of envelope `env`, emitted: the message's bytes with
+  // `edits` applied. A compact message is written straight into the session
+  // text (its bytes copied once), naming the runs it copies unchanged from
+  // the export when the spool borrows them.
+  void emit_assistant(std::size_t env);
+  void emit_tool_result(std::size_t env);
+  void emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg);
   std::string chat_user_line(const Envelope& e);
   std::string chat_assistant_line(const Envelope& e);
   std::string partial_line(const std::vector<std::size_t>& group);
@@ -201,9 +202,15 @@ class Mapper {
   std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
   // `compact`: the line is known to have no whitespace outside strings.
-  // `borrowed`: runs of the line that are the export's bytes (assumed compact).
-  void push(std::size_t env, std::string line, bool compact = false, const std::vector<BorrowedRun>* borrowed = nullptr);
-  void emit_line(std::string_view line, bool compact = false, const std::vector<BorrowedRun>* borrowed = nullptr);
+  void push(std::size_t env, std::string line, bool compact = false);
+  void emit_line(std::string_view line, bool compact = false);
+  // Where the next line goes (the spool's block, or the session text),
+  // after handing over a block that `size_hint` more bytes would overfill;
+  // close_line ends the line begun at `start` there.
+  std::string& open_line(std::size_t size_hint);
+  void close_line(std::size_t start);
+  // The item of envelope `env`, whose line was just emitted.
+  void record_item(std::size_t env);
   void flush_spool();
 
   const ThreadDocument& doc_;
@@ -211,6 +218,7 @@ class Mapper {
   const ThreadOptions& options_;
   ConvertedThread& out_;
   SpoolBlock spool_block_;  // lines not yet handed to options_.spool
+  std::vector<ByteEdits::CopiedRun> copied_;  // a message line's, reused
   std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
   std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
   JsonRef thread_;
