@@ -79,8 +79,11 @@ std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) c
   return out;
 }
 
-// A message entry around `msg` with `edits` applied, built in one string
-// (the message is most of the line: it is copied once).
+// A message entry around `msg` with `edits` applied. A compact message is
+// written into the spool's block (or the session text) in place: the message
+// is most of the line, and its bytes are copied once. The block is handed
+// over first if the line might not fit: the hint counts every byte an edit
+// inserts, never less than the line grows, sometimes more.
 void Mapper::emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg) {
   const Envelope& e = envs_[env];
   const std::string timestamp = json_quote(entry_timestamp(e, e.message()));

@@ -266,6 +266,83 @@ TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
   }
 }
 
+// The converter writes a compact message straight into the spool's block
+// and hands the block over first when the line might not fit. Wherever a
+// line falls against the MiB (just inside, at, just past it, or bigger than
+// a block), and whatever its edits insert (a string content wrapped, a
+// missing usage and timestamp filled in), every block holds whole lines,
+// stays within the MiB unless it is one line, borrows only the export's
+// bytes, and the blocks together are the in-memory session.
+TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  auto entry = [](int n, const std::string& kind, const std::string& message) {
+    return "{\"id\":\"e" + std::to_string(n) + "\",\"kind\":\"" + kind + "\",\"ts\":\"2026-11-20T14:02:1" +
+           std::to_string(n % 10) + ".000Z\",\"data\":{\"message\":" + message + "}}";
+  };
+  auto result = [](int n, const std::string& content) {
+    return "{\"role\":\"toolResult\",\"toolCallId\":\"c" + std::to_string(n) + "\",\"toolName\":\"read\",\"content\":" +
+           content + ",\"isError\":false,\"timestamp\":1}";
+  };
+  auto text_block = [](std::size_t size) { return "[{\"type\":\"text\",\"text\":\"" + std::string(size, 'x') + "\"}]"; };
+  int cases = 0, split_before_a_line = 0, single_line_blocks = 0;
+  // The first result fills the block to within `gap` bytes of the MiB; the
+  // next line then ends just inside it, at it, or past it.
+  for (std::size_t gap : {0u, 1u, 2u, 40u, 100u, 200u, 300u, 5000u}) {
+    for (int next : {0, 1, 2, 3}) {
+      const std::size_t first_text = kMiB - 400 - gap;
+      std::vector<std::string> entries;
+      entries.push_back(entry(1, "pi.assistant",
+                              "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\","
+                              "\"arguments\":{}},{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"read\",\"arguments\":{}}],"
+                              "\"usage\":{\"input\":1,\"cost\":{\"total\":0}},\"stopReason\":\"toolUse\",\"timestamp\":1}"));
+      entries.push_back(entry(2, "pi.tool_result", result(1, text_block(first_text))));
+      const std::string second =
+          next == 0   ? result(2, text_block(150))                                          // small, compact
+          : next == 1 ? result(2, "\"" + std::string(180, 'y') + "\"")                      // string content: wrapped
+          : next == 2 ? result(2, text_block(kMiB + 3000))                                  // bigger than a block
+                      : "{\"role\":\"toolResult\",\"toolCallId\":\"c2\",\"toolName\":\"read\",\"content\":" +
+                            text_block(120) + "}";  // no timestamp: one is inserted
+      entries.push_back(entry(3, "pi.tool_result", second));
+      std::string original = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\",\"createdAt\":"
+                             "\"2026-11-20T14:02:11.204Z\"},\"entries\":[";
+      for (std::size_t k = 0; k < entries.size(); ++k) original += (k ? "," : "") + entries[k];
+      original += "]}";
+
+      std::string bytes = original;
+      ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
+      ASSERT_TRUE(memory.ok()) << gap << " " << next;
+      ThreadOptions options;
+      options.borrow_from_export = true;
+      std::string written;
+      std::size_t blocks = 0;
+      options.spool = [&](SpoolBlock& block) {
+        ASSERT_FALSE(block.bytes.empty());
+        EXPECT_EQ(block.bytes.back(), '\n') << "a block ends with a whole line";
+        const auto lines = std::count(block.bytes.begin(), block.bytes.end(), '\n');
+        if (lines == 1 && block.bytes.size() > kMiB) ++single_line_blocks;
+        else EXPECT_LE(block.bytes.size(), kMiB) << gap << " " << next << ": only a line on its own may pass the MiB";
+        for (const BorrowedRun& run : block.borrowed) {
+          ASSERT_LE(run.at + run.length, block.bytes.size());
+          EXPECT_EQ(block.bytes.substr(run.at, run.length), original.substr(run.export_offset, run.length));
+        }
+        if (blocks > 0 && !written.empty()) ++split_before_a_line;
+        written += block.bytes;
+        block.clear();
+        ++blocks;
+      };
+      bytes = original;
+      ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
+      ASSERT_TRUE(spooled.ok());
+      EXPECT_EQ(written, memory.session) << gap << " " << next;
+      EXPECT_EQ(spooled.session_bytes, written.size());
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 32);
+  EXPECT_GT(split_before_a_line, 20);  // most cases needed a second block
+  EXPECT_GE(single_line_blocks, 8);     // every case of a line bigger than a block
+}
+
 // The session as SpoolIndexer stores it (the bytes between borrowed runs)
 // and reads it back through its layout: any range, wherever it starts and
 // ends (in a run, between runs, across blocks), is the session's bytes.
