@@ -94,23 +94,23 @@ void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
   err << text.str();
 }
 
-void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& out) {
-  std::ostringstream err;
-  err << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
-      << " entries read (session " << r.session_id << ")";
-  if (r.lines_pi_drops) err << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
-  err << "\n";
+void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {
+  std::ostringstream text;
+  text << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
+       << " entries read (session " << r.session_id << ")";
+  if (r.lines_pi_drops) text << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
+  text << "\n";
   if (!r.repairs.empty()) {
-    err << "pi-hydrate: repairs:";
-    for (const auto& [kind, count] : r.repairs) err << " " << kind << "=" << count;
-    err << "\n";
+    text << "pi-hydrate: repairs:";
+    for (const auto& [kind, count] : r.repairs) text << " " << kind << "=" << count;
+    text << "\n";
   }
-  out << err.str();
+  err << text.str();
 }
 
-void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& out) {
-  std::ostringstream err;
-  rapidjson::OStreamWrapper os(err);
+void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& err) {
+  std::ostringstream text;
+  rapidjson::OStreamWrapper os(text);
   JsonWriter w(os);
   w.StartObject();
   w.Key("ok");
@@ -138,8 +138,8 @@ void print_summary_json(const HydrateReport& r, const std::string& target, bool 
   w.EndArray();
   w.EndObject();
   os.Flush();
-  err << "\n";
-  out << err.str();
+  text << "\n";
+  err << text.str();
 }
 
 // An unlinked temporary file in $TMPDIR (or /tmp): nothing is left behind,

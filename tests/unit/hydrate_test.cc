@@ -201,6 +201,23 @@ std::string read_golden_input(const std::string& name) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// What every block handed to the spool must be: whole lines, and borrowed
+// runs in order, inside the block, at least `min_run` long, each the
+// export's bytes at its offset.
+void expect_sound_block(const SpoolBlock& block, const std::string& original, std::size_t min_run,
+                        const std::string& context) {
+  ASSERT_FALSE(block.bytes.empty()) << context;
+  EXPECT_EQ(block.bytes.back(), '\n') << context << ": a block ends with a whole line";
+  std::uint64_t after_last = 0;
+  for (const BorrowedRun& run : block.borrowed) {
+    EXPECT_GE(run.at, after_last) << context;
+    EXPECT_GE(run.length, min_run) << context;
+    ASSERT_LE(run.at + run.length, block.bytes.size()) << context;
+    EXPECT_EQ(block.bytes.substr(run.at, run.length), original.substr(run.export_offset, run.length)) << context;
+    after_last = run.at + run.length;
+  }
+}
+
 // hydrate streams a converted thread to a temporary file; the bytes there
 // must be exactly the in-memory conversion's. Runs a line copies unchanged
 // from a compact export are borrowed (named by their place in the export,
@@ -237,18 +254,8 @@ TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
     options.borrow_from_export = true;
     options.min_borrowed_run = 16;  // the examples' messages are short
     options.spool = [&](SpoolBlock& block) {
-      EXPECT_FALSE(block.bytes.empty());
-      EXPECT_EQ(block.bytes.back(), '\n') << "a block ends with a whole line";
-      // A borrowed run is the export's bytes at its offset, and lies in the block.
-      std::uint64_t after_last = 0;
-      for (const BorrowedRun& run : block.borrowed) {
-        EXPECT_GE(run.at, after_last);
-        EXPECT_GE(run.length, 16u);
-        ASSERT_LE(run.at + run.length, block.bytes.size());
-        EXPECT_EQ(block.bytes.substr(run.at, run.length), original.substr(run.export_offset, run.length)) << c.name;
-        after_last = run.at + run.length;
-        ++borrowed;
-      }
+      expect_sound_block(block, original, 16, c.name);
+      borrowed += block.borrowed.size();
       written += block.bytes;
       block.clear();
       ++blocks;
@@ -315,17 +322,13 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
       options.borrow_from_export = true;
       std::string written;
       std::size_t blocks = 0;
+      const std::string context = "gap " + std::to_string(gap) + ", next line " + std::to_string(next);
       options.spool = [&](SpoolBlock& block) {
-        ASSERT_FALSE(block.bytes.empty());
-        EXPECT_EQ(block.bytes.back(), '\n') << "a block ends with a whole line";
+        expect_sound_block(block, original, options.min_borrowed_run, context);
         const auto lines = std::count(block.bytes.begin(), block.bytes.end(), '\n');
         if (lines == 1 && block.bytes.size() > kMiB) ++single_line_blocks;
-        else EXPECT_LE(block.bytes.size(), kMiB) << gap << " " << next << ": only a line on its own may pass the MiB";
-        for (const BorrowedRun& run : block.borrowed) {
-          ASSERT_LE(run.at + run.length, block.bytes.size());
-          EXPECT_EQ(block.bytes.substr(run.at, run.length), original.substr(run.export_offset, run.length));
-        }
-        if (blocks > 0 && !written.empty()) ++split_before_a_line;
+        else EXPECT_LE(block.bytes.size(), kMiB) << context << ": only a line on its own may pass the MiB";
+        if (blocks > 0) ++split_before_a_line;
         written += block.bytes;
         block.clear();
         ++blocks;
@@ -333,7 +336,7 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
       bytes = original;
       ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
       ASSERT_TRUE(spooled.ok());
-      EXPECT_EQ(written, memory.session) << gap << " " << next;
+      EXPECT_EQ(written, memory.session) << context;
       EXPECT_EQ(spooled.session_bytes, written.size());
       ++cases;
     }
