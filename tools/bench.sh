@@ -3,7 +3,9 @@
 # `cat` and pi 0.78's own loader, and prints one table: wall, peak RSS, MB/s,
 # and the ratios to cat and to pi. Figures come from /usr/bin/time on whole
 # processes, with the input in the page cache (each job runs once to warm up,
-# then REPEAT times, default 3: the median wall and the highest peak RSS).
+# then REPEAT times, default 3: the median wall, the median CPU time and the
+# highest peak RSS). CPU time (user + system, all threads) moves less with a
+# busy host than wall time does, so it is what to compare between two builds.
 #
 #   tools/bench.sh [SIZE] [SEED]        default 256M, seed 1; files go to build/bench/
 #   PI_DEST=build/pi tools/bench.sh     where tests/conformance/install_pi.sh put pi
@@ -35,7 +37,7 @@ fi
 bytes=$(stat -L -c %s "$session")
 entries=$(wc -l < "$session")
 repeat=${REPEAT:-3}
-run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|entries read"
+run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|entries read|median cpu_s"
   local name=$1 input=$2; shift 2
   # The output (the argument after -o), if any: removed before each timed
   # run, as in a fresh sandbox. Replacing an existing file would add the
@@ -47,19 +49,19 @@ run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|
   # A hydration says how many entries it read: the memory bound counts them.
   local entries_read
   entries_read=$(sed -n 's/.* from \([0-9]*\) entries read.*/\1/p' "$dir/warm-up.txt" | tail -1)
-  local walls=() rss=0 out
+  local walls=() cpus=() rss=0 out
   for ((k = 0; k < repeat; k++)); do
     [ -n "$output" ] && rm -f "$output"
     sync  # the last run's writeback must not land in this run's fsync
     cat "$input" > /dev/null  # this VM pages out files left alone for some seconds
-    /usr/bin/time -o "$dir/time.txt" -f "%e %M" "$@" > /dev/null 2>&1 || true
-    out=$(tail -1 "$dir/time.txt")
-    walls+=("${out% *}")
-    [ "${out#* }" -gt "$rss" ] && rss=${out#* }
+    /usr/bin/time -o "$dir/time.txt" -f "%e %M %U %S" "$@" > /dev/null 2>&1 || true
+    read -r wall kb user sys < <(tail -1 "$dir/time.txt")
+    walls+=("$wall")
+    cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')")
+    [ "$kb" -gt "$rss" ] && rss=$kb
   done
-  local median
-  median=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
-  echo "$name|$(stat -L -c %s "$input")|$median|$rss|${walls[*]}|${entries_read:-}"
+  median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+  echo "$name|$(stat -L -c %s "$input")|$(median "${walls[@]}")|$rss|${walls[*]}|${entries_read:-}|$(median "${cpus[@]}")"
 }
 
 rows=()
@@ -80,22 +82,23 @@ fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "input: $session ($((bytes / 1048576)) MiB, $entries lines), seed $seed"
-printf '%-24s %9s %10s %9s %9s %9s %9s  %s\n' job wall_s peak_MiB bound_MiB MB/s x_cat x_pi "runs (s)"
+printf '%-24s %9s %9s %10s %9s %9s %9s %9s  %s\n' job wall_s cpu_s peak_MiB bound_MiB MB/s x_cat x_pi "runs (s)"
 field() { echo "$1" | cut -d'|' -f"$2"; }
 cat_s=$(field "${rows[0]}" 3)
 pi_s=""
 for r in "${rows[@]}"; do [[ $r == "pi 0.78 load|"* ]] && pi_s=$(field "$r" 3); done
 for r in "${rows[@]}"; do
   awk -v n="$(field "$r" 1)" -v b="$(field "$r" 2)" -v w="$(field "$r" 3)" -v r="$(field "$r" 4)" \
-      -v c="$cat_s" -v p="$pi_s" -v base="$bytes" -v runs="$(field "$r" 5)" -v e="$(field "$r" 6)" 'BEGIN {
+      -v c="$cat_s" -v p="$pi_s" -v base="$bytes" -v runs="$(field "$r" 5)" -v e="$(field "$r" 6)" \
+      -v cpu="$(field "$r" 7)" 'BEGIN {
     mbs = (w > 0) ? b / 1e6 / w : 0
     # Ratios only between inputs of about the same size (not for the big session).
     xc = (c > 0 && b < 1.1 * base) ? sprintf("%.1f", w / c) : "-"
     xp = (p != "" && w > 0 && b < 1.1 * base) ? sprintf("%.1f", p / w) : "-"
     # The bounds of issue 6: 64 MiB to validate; 64 MiB + 200 B per entry read to hydrate.
     bound = n ~ /^validate/ ? "64.0" : (n ~ /^hydrate/ && e != "") ? sprintf("%.1f", 64 + 200 * e / 1048576) : "-"
-    printf "%-24s %9.2f %10.1f %9s %9.0f %9s %9s  %s\n", n, w, r / 1024, bound, mbs, xc, xp, runs
+    printf "%-24s %9.2f %9.2f %10.1f %9s %9.0f %9s %9s  %s\n", n, w, cpu, r / 1024, bound, mbs, xc, xp, runs
   }'
 done
-echo "wall: median of $repeat runs; peak: the highest of them; bound: 64 MiB, plus 200 B per entry read for a hydration"
+echo "wall, cpu (user + system): medians of $repeat runs; peak: the highest of them; bound: 64 MiB, plus 200 B per entry read for a hydration"
 echo "x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"
