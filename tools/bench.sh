@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks pi-hydrate on generated sessions and thread exports, next to
-# `cat` and pi 0.78's own loader, and prints one table: wall, peak RSS, MB/s,
-# and the ratios to cat and to pi. Figures come from /usr/bin/time on whole
-# processes, with the input in the page cache (each job runs once to warm up,
-# then REPEAT times, default 3: the median wall, the median CPU time and the
-# highest peak RSS). CPU time (user + system, all threads) moves less with a
+# `cat` and pi 0.78's own loader, and prints one table: wall, CPU time, peak
+# RSS, MB/s, and the ratios to cat and to pi. Figures come from /usr/bin/time
+# on whole processes, with the input in the page cache (each job runs once to
+# warm up, then REPEAT times, default 3: the median wall, the median CPU time
+# and the highest peak RSS). CPU time (user + system, all threads) moves less with a
 # busy host than wall time does, so it is what to compare between two builds.
 #
 #   tools/bench.sh [SIZE] [SEED]        default 256M, seed 1; files go to build/bench/
@@ -37,6 +37,7 @@ fi
 bytes=$(stat -L -c %s "$session")
 entries=$(wc -l < "$session")
 repeat=${REPEAT:-3}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|entries read|median cpu_s"
   local name=$1 input=$2; shift 2
   # The output (the argument after -o), if any: removed before each timed
@@ -49,7 +50,7 @@ run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|
   # A hydration says how many entries it read: the memory bound counts them.
   local entries_read
   entries_read=$(sed -n 's/.* from \([0-9]*\) entries read.*/\1/p' "$dir/warm-up.txt" | tail -1)
-  local walls=() cpus=() rss=0 out
+  local walls=() cpus=() rss=0 wall kb user sys
   for ((k = 0; k < repeat; k++)); do
     [ -n "$output" ] && rm -f "$output"
     sync  # the last run's writeback must not land in this run's fsync
@@ -60,7 +61,6 @@ run() {  # run NAME INPUT CMD... -> "name|bytes|median wall_s|peak rss_kb|walls|
     cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')")
     [ "$kb" -gt "$rss" ] && rss=$kb
   done
-  median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
   echo "$name|$(stat -L -c %s "$input")|$(median "${walls[@]}")|$rss|${walls[*]}|${entries_read:-}|$(median "${cpus[@]}")"
 }
 
