@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -218,6 +219,28 @@ void expect_sound_block(const SpoolBlock& block, const std::string& original, st
   }
 }
 
+// A thread converted twice: in memory, and through a spool whose blocks
+// `check` sees (with their index) before they are gathered into `written`.
+struct TwoConversions {
+  ConvertedThread memory, spooled;
+  std::string written;  // the spool's blocks, one after another
+  std::size_t blocks = 0;
+};
+TwoConversions convert_in_memory_and_spooled(const std::string& original, ThreadOptions options,
+                                             const std::function<void(const SpoolBlock&, std::size_t)>& check) {
+  TwoConversions out;
+  std::string bytes = original;  // the converter may rewrite its input
+  out.memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
+  options.spool = [&](SpoolBlock& block) {
+    check(block, out.blocks++);
+    out.written += block.bytes;
+    block.clear();
+  };
+  bytes = original;
+  out.spooled = convert_thread_export(bytes, "t.json", options);
+  return out;
+}
+
 // hydrate streams a converted thread to a temporary file; the bytes there
 // must be exactly the in-memory conversion's. Runs a line copies unchanged
 // from a compact export are borrowed (named by their place in the export,
@@ -241,33 +264,23 @@ TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
     cases[4].bytes += '\n';
   }
   for (const Case& c : cases) {
-    const std::string& original = c.bytes;
-    std::string bytes = original;
-    ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
-    ASSERT_TRUE(memory.ok()) << c.name;
-    ASSERT_FALSE(memory.session.empty());
-    EXPECT_EQ(memory.session_bytes, memory.session.size());
-
     ThreadOptions options;
-    std::string written;
-    std::size_t blocks = 0, borrowed = 0;
+    std::size_t borrowed = 0;
     options.borrow_from_export = true;
     options.min_borrowed_run = 16;  // the examples' messages are short
-    options.spool = [&](SpoolBlock& block) {
-      expect_sound_block(block, original, 16, c.name);
+    const TwoConversions t = convert_in_memory_and_spooled(c.bytes, options, [&](const SpoolBlock& block, std::size_t) {
+      expect_sound_block(block, c.bytes, 16, c.name);
       borrowed += block.borrowed.size();
-      written += block.bytes;
-      block.clear();
-      ++blocks;
-    };
-    bytes = original;
-    ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
-    ASSERT_TRUE(spooled.ok());
-    EXPECT_TRUE(spooled.session.empty());
-    EXPECT_GE(blocks, 1u);
-    EXPECT_EQ(spooled.session_bytes, written.size());
-    EXPECT_EQ(written, memory.session) << c.name;
-    EXPECT_EQ(spooled.origins.size(), memory.origins.size());
+    });
+    ASSERT_TRUE(t.memory.ok()) << c.name;
+    ASSERT_FALSE(t.memory.session.empty());
+    EXPECT_EQ(t.memory.session_bytes, t.memory.session.size());
+    ASSERT_TRUE(t.spooled.ok());
+    EXPECT_TRUE(t.spooled.session.empty());
+    EXPECT_GE(t.blocks, 1u);
+    EXPECT_EQ(t.spooled.session_bytes, t.written.size());
+    EXPECT_EQ(t.written, t.memory.session) << c.name;
+    EXPECT_EQ(t.spooled.origins.size(), t.memory.origins.size());
     if (c.borrows) EXPECT_GE(borrowed, 2u) << c.name;
     else EXPECT_EQ(borrowed, 0u) << c.name;
   }
@@ -315,29 +328,21 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
       for (std::size_t k = 0; k < entries.size(); ++k) original += (k ? "," : "") + entries[k];
       original += "]}";
 
-      std::string bytes = original;
-      ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
-      ASSERT_TRUE(memory.ok()) << gap << " " << next;
       ThreadOptions options;
       options.borrow_from_export = true;
-      std::string written;
-      std::size_t blocks = 0;
       const std::string context = "gap " + std::to_string(gap) + ", next line " + std::to_string(next);
-      options.spool = [&](SpoolBlock& block) {
-        expect_sound_block(block, original, options.min_borrowed_run, context);
-        const auto lines = std::count(block.bytes.begin(), block.bytes.end(), '\n');
-        if (lines == 1 && block.bytes.size() > kMiB) ++single_line_blocks;
-        else EXPECT_LE(block.bytes.size(), kMiB) << context << ": only a line on its own may pass the MiB";
-        if (blocks > 0) ++split_before_a_line;
-        written += block.bytes;
-        block.clear();
-        ++blocks;
-      };
-      bytes = original;
-      ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
-      ASSERT_TRUE(spooled.ok());
-      EXPECT_EQ(written, memory.session) << context;
-      EXPECT_EQ(spooled.session_bytes, written.size());
+      const TwoConversions t =
+          convert_in_memory_and_spooled(original, options, [&](const SpoolBlock& block, std::size_t index) {
+            expect_sound_block(block, original, options.min_borrowed_run, context);
+            const auto lines = std::count(block.bytes.begin(), block.bytes.end(), '\n');
+            if (lines == 1 && block.bytes.size() > kMiB) ++single_line_blocks;
+            else EXPECT_LE(block.bytes.size(), kMiB) << context << ": only a line on its own may pass the MiB";
+            if (index > 0) ++split_before_a_line;
+          });
+      ASSERT_TRUE(t.memory.ok()) << context;
+      ASSERT_TRUE(t.spooled.ok());
+      EXPECT_EQ(t.written, t.memory.session) << context;
+      EXPECT_EQ(t.spooled.session_bytes, t.written.size());
       ++cases;
     }
   }
