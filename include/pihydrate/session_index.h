@@ -170,11 +170,60 @@ struct BadLine {
   std::string reason;  // parser's words, e.g. "Missing a comma or '}' after an object member."
 };
 
+// Where long strings of the bytes being indexed end, known from an earlier
+// pass that checked their syntax and UTF-8: the scan steps over those whose
+// text it does not read instead of scanning them again. (A converted
+// thread's strings borrowed from the export; a hydration's output strings
+// copied from its input.)
+class KnownStrings {
+ public:
+  virtual ~KnownStrings() = default;
+  // The string whose opening quote is at byte `offset` of the input: one
+  // past its closing quote, or 0 when not known. build_file_index calls it
+  // from two threads at once.
+  virtual std::uint64_t string_end(std::uint64_t offset) const = 0;
+  // Nothing is known: string_end would give 0 for every string.
+  virtual bool empty() const = 0;
+  // Only strings of this many bytes or more (quotes included) are known:
+  // shorter ones are not looked up.
+  virtual std::size_t min_length() const = 0;
+};
+
+// Strings of kMinLength bytes or more (quotes included) whose text the scan
+// did not read, in lines it read as plain JSON and found valid UTF-8 (see
+// IndexOptions::record_long_strings), in file order. A hydration's output
+// copies most of them unchanged, and its verification steps over them.
+struct LongStrings {
+  static constexpr std::uint32_t kMinLength = 1024;
+  std::vector<std::uint64_t> begin;  // offset of the opening quote
+  std::vector<std::uint32_t> length;
+  // One past the string starting at `offset`, or 0 when none does.
+  std::uint64_t end_of(std::uint64_t offset) const;
+  void add(std::uint64_t offset, std::uint32_t size) {
+    begin.push_back(offset);
+    length.push_back(size);
+  }
+};
+
+// Long strings as the known strings of the bytes they lie in.
+class KnownLongStrings final : public KnownStrings {
+ public:
+  explicit KnownLongStrings(LongStrings strings);  // kept as long as the scan: without spare capacity
+  std::uint64_t string_end(std::uint64_t offset) const override { return strings_.end_of(offset); }
+  bool empty() const override { return strings_.begin.empty(); }
+  std::size_t min_length() const override { return LongStrings::kMinLength; }
+
+ private:
+  LongStrings strings_;
+};
+
 struct IndexOptions {
   LineReaderOptions reader;
   std::size_t max_depth = 512;             // JSON nesting cap per line
   std::size_t max_entries = 50'000'000;    // parsed lines kept in memory
   bool two_threads = true;                 // build_file_index: scan a big file's halves at once
+  bool record_long_strings = false;        // fill SessionIndex::long_strings
+  const KnownStrings* known_strings = nullptr;  // not owned
 };
 
 // Interned strings for the index. Blocks never move, so string_views stay valid.
@@ -208,6 +257,7 @@ struct SessionIndex {
   // Per-line problems kept with their position; the rest are only counted,
   // so a file of a million broken lines cannot make the report huge.
   static constexpr std::size_t kMaxKeptProblems = 1000;
+  LongStrings long_strings;  // with IndexOptions::record_long_strings
   std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
   std::deque<EntryDetails> details;     // Entry::details_ points here; a deque never moves them
   // Storage of a second half scanned on its own thread (build_file_index):

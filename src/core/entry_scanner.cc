@@ -116,6 +116,28 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   // read once instead of twice (see EntryScanner::utf8_verdict).
   static constexpr bool kChecksUtf8 = true;
 
+  // Long strings an earlier pass checked are stepped over (see KnownStrings).
+  void know_string_ends(const KnownStrings* known, std::uint64_t line_offset) {
+    known_ = known != nullptr && !known->empty() ? known : nullptr;
+    if (known_) known_min_length_ = known_->min_length();
+    line_offset_ = line_offset;
+  }
+  // Shorter strings are not looked up.
+  std::size_t known_string_min_length() const { return known_min_length_; }
+  void record_long_strings(std::vector<std::pair<std::uint32_t, std::uint32_t>>* into) { long_strings_ = into; }
+  void ignored_string(const char* quote, const char* past_end) {
+    if (long_strings_ && past_end - quote >= static_cast<std::ptrdiff_t>(LongStrings::kMinLength))
+      long_strings_->emplace_back(static_cast<std::uint32_t>(quote - begin_), static_cast<std::uint32_t>(past_end - quote));
+  }
+  bool knows_string_ends() const { return known_ != nullptr; }
+  const char* known_string_end(const char* quote) {
+    const std::uint64_t at = line_offset_ + static_cast<std::uint64_t>(quote - begin_);
+    const std::uint64_t end = known_->string_end(at);
+    if (end <= at + 1 || end - at > static_cast<std::uint64_t>(end_ - quote)) return nullptr;
+    const char* past = quote + (end - at);
+    return past[-1] == '"' ? past : nullptr;
+  }
+
   // FastSaxReader's questions. After Start*: is the container just opened
   // ignored (its contents need no events)?
   bool skips_current() const { return frames_.back() == Frame::kIgnored; }
@@ -346,6 +368,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   const char* begin_;
   const char* end_;
+  const KnownStrings* known_ = nullptr;
+  std::size_t known_min_length_ = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>* long_strings_ = nullptr;
+  std::uint64_t line_offset_ = 0;
   Entry& e_;
   StringArena& arena_;
   std::vector<ToolCallRef>& calls_;
@@ -397,7 +423,9 @@ bool is_js_blank(std::string_view bytes) {
   return true;
 }
 
-ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad) {
+ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad,
+                              std::uint64_t line_offset) {
+  line_long_strings_.clear();
   std::string_view bytes(data, size);
   // Fast path for the common case: a line that starts with '{' is not blank.
   if (bytes.size() <= start || (bytes[start] != '{' && is_js_blank(bytes.substr(start)))) {
@@ -420,14 +448,18 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     const std::size_t details_before = details_.size();
     static const std::vector<std::pair<std::size_t, std::string>> kNothingPatched;
     Handler handler(data, data + size, entry, arena_, tool_calls_, details_, max_depth_, kNothingPatched);
+    handler.know_string_ends(known_strings_, line_offset);
+    if (record_long_strings_) handler.record_long_strings(&line_long_strings_);
     FastSaxReader<Handler> fast;
     // A line the fast path reads has no NUL byte (a control byte in a string
     // or a byte outside the grammar fails it) and has had its UTF-8 checked.
     if (fast.parse(data + start, data + size, handler, max_depth_)) {
       const char* bad_utf8 = fast.first_invalid_utf8();
       utf8_verdict_ = bad_utf8 == nullptr ? kUtf8Valid : static_cast<std::size_t>(bad_utf8 - data);
+      if (bad_utf8 != nullptr) line_long_strings_.clear();
       return ScanStatus::kParsed;
     }
+    line_long_strings_.clear();
     tool_calls_.resize(entry.tool_calls_begin);
     details_.resize(details_before);
   }

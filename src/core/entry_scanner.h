@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pihydrate/session_index.h"
@@ -26,7 +28,17 @@ class EntryScanner {
   // byte `start` on (past a BOM); columns stay relative to the line's first
   // byte. The line is parsed in place and left modified. On kParsed fills
   // `entry` (whose line/offset/length the caller sets); on kBad fills `bad`.
-  ScanStatus scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad);
+  // `line_offset`: where the line starts in the source, for KnownStrings.
+  ScanStatus scan(char* data, std::size_t size, std::size_t start, Entry& entry, BadLine& bad,
+                  std::uint64_t line_offset = 0);
+  // Not owned; null (the default): every string is scanned.
+  void set_known_strings(const KnownStrings* known) { known_strings_ = known; }
+  // Whether to note the line's long strings (LongStrings::kMinLength bytes
+  // or more) that the handler ignores.
+  void set_record_long_strings(bool on) { record_long_strings_ = on; }
+  // After scan(): the last line's long strings, as (offset in the line,
+  // length), when it was read by the fast path and is valid UTF-8; else none.
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& line_long_strings() const { return line_long_strings_; }
 
   // The last scanned line's UTF-8, as find_invalid_utf8 gives it for the
   // line as it was before scan(): the offset of its first invalid sequence,
@@ -42,6 +54,9 @@ class EntryScanner {
   std::deque<EntryDetails>& details_;
   std::size_t max_depth_;
   bool fast_path_ = true;
+  const KnownStrings* known_strings_ = nullptr;
+  bool record_long_strings_ = false;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> line_long_strings_;
   std::size_t utf8_verdict_ = 0;
   std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again
 };

@@ -17,6 +17,14 @@
 //   void newline(const char* after);  // each newline between tokens (a string holds none)
 //   static constexpr bool kChecksUtf8 = true;
 //       // check UTF-8 inside strings on the way (see first_invalid_utf8)
+//   bool knows_string_ends() const;
+//   std::size_t known_string_min_length() const;
+//   const char* known_string_end(const char* quote);
+//       // where a long string the handler ignores ends (one past its closing
+//       // quote), known from an earlier pass that checked it; null: not known
+//   void ignored_string(const char* quote, const char* past_end);
+//       // each string whose text the handler does not read (wants_text false,
+//       // or inside an ignored container), whether scanned or stepped over
 #pragma once
 
 #include <cstddef>
@@ -58,6 +66,19 @@ template <typename Handler, typename = void>
 struct ChecksUtf8 : std::false_type {};
 template <typename Handler>
 struct ChecksUtf8<Handler, std::void_t<decltype(Handler::kChecksUtf8)>> : std::bool_constant<Handler::kChecksUtf8> {};
+
+template <typename Handler, typename = void>
+struct KnowsStringEnds : std::false_type {};
+template <typename Handler>
+struct KnowsStringEnds<Handler, std::void_t<decltype(std::declval<Handler&>().known_string_end(
+                                    static_cast<const char*>(nullptr)))>> : std::true_type {};
+
+template <typename Handler, typename = void>
+struct SeesIgnoredStrings : std::false_type {};
+template <typename Handler>
+struct SeesIgnoredStrings<Handler, std::void_t<decltype(std::declval<Handler&>().ignored_string(
+                                       static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
+    : std::true_type {};
 
 template <typename Handler>
 class FastSaxReader {
@@ -129,11 +150,38 @@ class FastSaxReader {
 
   // p at '"'. On success: p past the closing quote, [raw, raw_end) the
   // contents, `escaped` whether they hold a backslash.
-  bool scan_string(const char*& p, const char*& raw, const char*& raw_end, bool& escaped) {
+  // `ignored`: the handler does not read the string, so a long one it
+  // knows the end of is stepped over instead of scanned, and it hears of it.
+  bool scan_string(const char*& p, const char*& raw, const char*& raw_end, bool& escaped, bool ignored = false) {
+    const char* quote = p;
+    if (!scan_string_body(p, raw, raw_end, escaped, ignored)) return false;
+    if constexpr (SeesIgnoredStrings<Handler>::value)
+      if (ignored) handler_->ignored_string(quote, p);
+    return true;
+  }
+  bool scan_string_body(const char*& p, const char*& raw, const char*& raw_end, bool& escaped, bool ignored) {
     raw = ++p;
     StringScan scan;
     scan.first_invalid_utf8 = first_invalid_utf8_;
-    const char* quote = scan_string_contents<ChecksUtf8<Handler>::value>(p, end_, scan);
+    const char* quote = nullptr;
+    if constexpr (KnowsStringEnds<Handler>::value) {
+      if (ignored && handler_->knows_string_ends() &&
+          static_cast<std::size_t>(end_ - p) >= handler_->known_string_min_length()) {
+        // Shorter strings end within the first bytes, and are not looked up.
+        quote = scan_string_contents<ChecksUtf8<Handler>::value>(p, p + handler_->known_string_min_length() - 2, scan);
+        if (quote == nullptr) {
+          if (const char* past = handler_->known_string_end(raw - 1)) {
+            escaped = true;  // not known; nothing reads it
+            raw_end = past - 1;
+            p = past;
+            return true;
+          }
+          scan = StringScan();
+          scan.first_invalid_utf8 = first_invalid_utf8_;
+        }
+      }
+    }
+    if (quote == nullptr) quote = scan_string_contents<ChecksUtf8<Handler>::value>(p, end_, scan);
     if (quote == nullptr) return false;
     first_invalid_utf8_ = scan.first_invalid_utf8;
     escaped = scan.escaped;
@@ -181,7 +229,7 @@ class FastSaxReader {
         const char *raw = nullptr, *raw_end = nullptr;
         bool escaped = false;
         const bool wanted = handler_->wants_text();
-        if (!scan_string(p, raw, raw_end, escaped)) return false;
+        if (!scan_string(p, raw, raw_end, escaped, !wanted)) return false;
         if (!wanted) return handler_->String(raw, 0, false);
         std::string_view text = escaped ? decode(raw, raw_end) : std::string_view(raw, static_cast<std::size_t>(raw_end - raw));
         return handler_->String(text.data(), static_cast<unsigned>(text.size()), false);
@@ -347,7 +395,7 @@ class FastSaxReader {
       if (c == '"') {
         const char *raw = nullptr, *raw_end = nullptr;
         bool escaped = false;
-        ok = scan_string(p, raw, raw_end, escaped);
+        ok = scan_string(p, raw, raw_end, escaped, true);
         if constexpr (SeesSkippedStrings<Handler>::value)
           if (ok) handler_->skipped_string(raw - 1, p);
       } else if (c == 't') {

@@ -82,8 +82,14 @@ namespace {
 // The lines of `source` into `index`. `file_start`: the source begins at the
 // file's first byte (where a BOM may be). Returns false when the entry cap
 // stopped the scan.
-bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start, SessionIndex& index) {
+// `known`: instead of options.known_strings. `base`: where the source
+// starts in the file, for known and long strings (entries' offsets are
+// the source's).
+bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start, SessionIndex& index,
+                const KnownStrings* known = nullptr, std::uint64_t base = 0) {
   EntryScanner scanner(*index.arena, index.tool_calls, index.details, options.max_depth);
+  scanner.set_known_strings(known ? known : options.known_strings);
+  scanner.set_record_long_strings(options.record_long_strings);
   LineReader reader(source, options.reader);
   Line line;
   while (reader.next(line)) {
@@ -110,7 +116,7 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
     }
     Entry entry;
     BadLine bad;
-    const ScanStatus status = scanner.scan(line.data, line.bytes.size(), start, entry, bad);
+    const ScanStatus status = scanner.scan(line.data, line.bytes.size(), start, entry, bad, base + line.offset);
     const std::size_t bad_utf8 = scanner.utf8_verdict();
     if (bad_utf8 != kUtf8Valid && index.invalid_utf8_count++ < SessionIndex::kMaxKeptProblems) {
       index.invalid_utf8_lines.push_back(line.number);
@@ -136,6 +142,7 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
         entry.offset = line.offset;
         entry.length = line.length;
         index.entries.push_back(entry);
+        for (const auto& [at, length] : scanner.line_long_strings()) index.long_strings.add(base + line.offset + at, length);
         break;
     }
   }
@@ -214,9 +221,24 @@ void append_half(SessionIndex& index, SessionIndex&& tail, std::uint64_t split) 
     index.ends_with_newline = tail.ends_with_newline;
   }
   index.file_size = split + tail.file_size;
+  LongStrings& strings = index.long_strings;
+  strings.begin.insert(strings.begin.end(), tail.long_strings.begin.begin(), tail.long_strings.begin.end());
+  strings.length.insert(strings.length.end(), tail.long_strings.length.begin(), tail.long_strings.length.end());
+  tail.long_strings = {};
 }
 
 }  // namespace
+
+std::uint64_t LongStrings::end_of(std::uint64_t offset) const {
+  auto it = std::lower_bound(begin.begin(), begin.end(), offset);
+  if (it == begin.end() || *it != offset) return 0;
+  return offset + length[static_cast<std::size_t>(it - begin.begin())];
+}
+
+KnownLongStrings::KnownLongStrings(LongStrings strings) : strings_(std::move(strings)) {
+  strings_.begin.shrink_to_fit();
+  strings_.length.shrink_to_fit();
+}
 
 SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options) {
   SessionIndex index;
@@ -250,7 +272,7 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
   std::thread second([&] {
     try {
       RangeSource source(fd, split, size, display_name);
-      tail_complete = scan_lines(source, options, false, tail);
+      tail_complete = scan_lines(source, options, false, tail, nullptr, split);
     } catch (...) {
       tail_error = std::current_exception();
     }

@@ -5,12 +5,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <sstream>
 
 #include "core/utf8.h"
 #include "pihydrate/errors.h"
+#include "common/index_summary.h"
 #include "pihydrate/session_index.h"
 
 namespace pihydrate {
@@ -197,26 +200,7 @@ namespace {
 
 // build_file_index scans a big file's halves on two threads; the merged
 // index must be exactly the one sequential scan gives.
-std::string describe_index(const SessionIndex& index) {
-  std::ostringstream out;
-  out << index.file_size << " lines " << index.line_count << " blank " << index.blank_lines << " bom "
-      << index.starts_with_bom << " nl " << index.ends_with_newline << " crlf " << index.crlf_lines << "@"
-      << index.first_crlf_line << " cap " << index.entry_cap_hit << " bad " << index.bad_line_count << " utf8 "
-      << index.invalid_utf8_count << "\n";
-  for (const BadLine& b : index.bad_lines)
-    out << "bad " << b.line << ":" << b.column << " " << static_cast<int>(b.problem) << b.is_last_without_newline << " "
-        << b.reason << "\n";
-  for (std::size_t i = 0; i < index.invalid_utf8_lines.size(); ++i)
-    out << "utf8 " << index.invalid_utf8_lines[i] << ":" << index.invalid_utf8_columns[i] << "\n";
-  for (const Entry& e : index.entries) {
-    out << e.line << " " << e.offset << " " << e.length << " " << static_cast<int>(e.type) << " " << e.id.text() << "@"
-        << e.id.column << " " << e.parent_id.text() << " " << e.details().cwd.text() << e.details().target_id.text()
-        << e.details().label.text() << " calls";
-    for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) out << " " << c->id << "/" << c->name;
-    out << "\n";
-  }
-  return out.str();
-}
+using test_support::index_summary;
 
 TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
   std::string text = "\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/tmp\"}\n";
@@ -248,10 +232,10 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
     one.two_threads = false;
     IndexOptions two = one;
     two.two_threads = true;
-    const std::string sequential = describe_index(build_file_index(fd, "f", one));
-    const std::string parallel = describe_index(build_file_index(fd, "f", two));
+    const std::string sequential = index_summary(build_file_index(fd, "f", one));
+    const std::string parallel = index_summary(build_file_index(fd, "f", two));
     auto source = make_memory_source(text);
-    const std::string streamed = describe_index(build_session_index(*source, "f", one));
+    const std::string streamed = index_summary(build_session_index(*source, "f", one));
     EXPECT_EQ(parallel, sequential) << "cap " << cap;
     EXPECT_EQ(streamed, sequential) << "cap " << cap;
 
@@ -273,7 +257,7 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
         EXPECT_TRUE(block.bytes.empty());
         at = end;
       }
-      spooled = describe_index(indexer.finish());
+      spooled = index_summary(indexer.finish());
     }
     EXPECT_EQ(spooled, sequential) << "cap " << cap;
     std::string written(text.size() + 1, '\0');
@@ -282,6 +266,131 @@ TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
     EXPECT_TRUE(written == text) << "cap " << cap;
     std::fclose(spool);
   }
+  std::fclose(file);
+}
+
+// Known strings, looked up by their offset in the file; counts the lookups.
+class KnownByOffset final : public KnownStrings {
+ public:
+  explicit KnownByOffset(const LongStrings& strings, std::uint64_t shift = 0) : strings_(strings), shift_(shift) {}
+  std::uint64_t string_end(std::uint64_t offset) const override {
+    ++lookups;
+    const std::uint64_t end = strings_.end_of(offset);
+    return end == 0 ? 0 : end + shift_;  // shift_: a wrong answer, one that is not past a quote
+  }
+  bool empty() const override { return strings_.begin.empty(); }
+  std::size_t min_length() const override { return LongStrings::kMinLength; }
+  mutable std::atomic<std::size_t> lookups{0};
+
+ private:
+  const LongStrings& strings_;
+  std::uint64_t shift_;
+};
+
+// An index notes the long strings it did not read (only in lines it read as
+// plain JSON and found valid UTF-8), the same on one thread or two; told
+// where they end, a scan steps over them and builds the same index; told a
+// wrong end, one not past a quote, it scans the string after all.
+TEST(FileIndexTest, KnownLongStringsAreSteppedOverForTheSameIndex) {
+  std::string text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/tmp\"}\n";
+  const std::string plain(1500, 'x');
+  // Escapes (a quote among them, and a unicode one) and UTF-8 text.
+  const std::string escaped = std::string(700, 'y') + "\\\"\\n\\u00e9\xC3\xA9" + std::string(700, 'z');
+  std::size_t expected_long = 0, lookups = 0;  // per scan: strings noted, and looked up
+  for (int i = 0; text.size() < (std::size_t{9} << 20); ++i) {
+    const std::string id = std::to_string(i);
+    switch (i % 6) {
+      case 0:  // a long thinking text and a tool call: the call is read, the text stepped over
+        text += "{\"type\":\"message\",\"id\":\"" + id + "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
+                "\"content\":[{\"type\":\"thinking\",\"thinking\":\"" + plain + "\"},{\"type\":\"toolCall\",\"id\":\"c" + id +
+                "\",\"name\":\"read\",\"arguments\":{\"path\":\"" + plain + "\"}}],\"stopReason\":\"toolUse\"}}\n";
+        expected_long += 2;
+        lookups += 2;
+        break;
+      case 1:  // tool output with escapes and non-ASCII text, in an ignored container
+        text += "{\"type\":\"message\",\"id\":\"" + id + "\",\"parentId\":\"" + std::to_string(i - 1) +
+                "\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"c" + std::to_string(i - 1) +
+                "\",\"content\":[{\"type\":\"text\",\"text\":\"" + escaped + "\"}]}}\n";
+        ++expected_long;
+        ++lookups;
+        break;
+      case 2:  // invalid UTF-8 in a long string: the line's strings are not noted
+        text += "{\"type\":\"custom\",\"id\":\"" + id + "\",\"data\":\"" + plain + "\xC3\x28\"}\n";
+        ++lookups;  // looked up, not known
+        break;
+      case 3:  // a long string the scan reads (a label's text) is not noted
+        text += "{\"type\":\"label\",\"id\":\"" + id + "\",\"targetId\":\"0\",\"label\":\"" + plain + "\"}\n";
+        break;
+      case 4:  // RapidJSON reads a line with a surrogate escape: nothing noted
+        text += "{\"type\":\"custom\",\"id\":\"" + id + "\",\"data\":\"" + plain + "\\ud83d\\ude00\"}\n";
+        ++lookups;  // looked up, not known; the fast path then gives up on the escape
+        break;
+      default:  // short strings only
+        text += "{\"type\":\"custom\",\"id\":\"" + id + "\",\"data\":\"short\"}\n";
+    }
+  }
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), file), text.size());
+  std::fflush(file);
+  const int fd = fileno(file);
+
+  IndexOptions one;
+  one.two_threads = false;
+  one.record_long_strings = true;
+  IndexOptions two = one;
+  two.two_threads = true;
+  const SessionIndex noted = build_file_index(fd, "f", one);
+  ASSERT_EQ(noted.long_strings.begin.size(), expected_long);
+  ASSERT_EQ(noted.long_strings.length.size(), expected_long);
+  for (std::size_t i = 0; i < expected_long; ++i) {
+    const std::uint64_t at = noted.long_strings.begin[i], length = noted.long_strings.length[i];
+    ASSERT_GE(length, LongStrings::kMinLength);
+    EXPECT_EQ(text[at], '"');
+    EXPECT_EQ(text[at + length - 1], '"');
+    if (i > 0) {
+      EXPECT_GT(at, noted.long_strings.begin[i - 1]);
+    }
+  }
+  const std::string expected = index_summary(noted);
+  EXPECT_EQ(index_summary(build_file_index(fd, "f", two)), expected);
+
+  IndexOptions not_noting = two;
+  not_noting.record_long_strings = false;
+  const std::string scanned = index_summary(build_file_index(fd, "f", not_noting));
+  for (std::uint64_t shift : {0u, 1u}) {
+    KnownByOffset known(noted.long_strings, shift);
+    IndexOptions stepping = not_noting;
+    stepping.known_strings = &known;
+    EXPECT_EQ(index_summary(build_file_index(fd, "f", stepping)), scanned) << "shift " << shift;
+    stepping.two_threads = false;
+    EXPECT_EQ(index_summary(build_file_index(fd, "f", stepping)), scanned) << "shift " << shift;
+    // Each long string the scans did not read was looked up once per scan;
+    // no shorter one was.
+    EXPECT_EQ(known.lookups.load(), 2 * lookups) << "shift " << shift;
+  }
+  // Known strings are not scanned at all: told that the strings with a bad
+  // byte are known too, the scan does not see the bytes (which is why only
+  // strings checked before may be known).
+  LongStrings with_bad = noted.long_strings;
+  with_bad.begin.clear();
+  with_bad.length.clear();
+  const std::string bad_string = "\"" + plain + "\xC3\x28\"";
+  std::size_t k = 0;
+  for (std::size_t at = text.find('"'); at != std::string::npos; at = text.find('"', at + 1)) {
+    const bool noted_here = k < noted.long_strings.begin.size() && noted.long_strings.begin[k] == at;
+    if (noted_here || text.compare(at, bad_string.size(), bad_string) == 0) {
+      with_bad.begin.push_back(at);
+      with_bad.length.push_back(noted_here ? noted.long_strings.length[k++] : static_cast<std::uint32_t>(bad_string.size()));
+    }
+  }
+  ASSERT_GT(with_bad.begin.size(), expected_long);
+  const SessionIndex scanned_index = build_file_index(fd, "f", not_noting);
+  ASSERT_GT(scanned_index.invalid_utf8_count, 0u);
+  KnownByOffset trusting(with_bad);
+  IndexOptions stepping = not_noting;
+  stepping.known_strings = &trusting;
+  EXPECT_EQ(build_file_index(fd, "f", stepping).invalid_utf8_count, 0u);
   std::fclose(file);
 }
 
