@@ -45,6 +45,9 @@ class SpoolLayout {
   std::uint64_t session_size() const { return session_size_; }
   std::uint64_t stored_size() const { return session_size_ - borrowed_size_; }
   std::size_t run_count() const { return runs_.size(); }
+  // Whether session byte `at` is borrowed; if so, where it is in the export
+  // and how many bytes of its run are left from it on.
+  bool borrowed_at(std::uint64_t at, std::uint64_t& export_offset, std::uint64_t& left) const;
   // The session bytes [offset, offset + length), read from the spool file
   // and the export, into `scratch`. Throws IoError, and InputShrankError
   // when either file ends too soon.

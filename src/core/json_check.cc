@@ -270,6 +270,8 @@ struct CheckOnly {
 // The check that also records long values. A JSON text that is one
 // container has all its values inside skipped containers (itself included).
 struct CheckCollectingLongValues : CheckOnly {
+  // So a later pass over the same bytes may step over a long string.
+  static constexpr bool kChecksUtf8 = true;
   LongValues* long_values;
   const char* origin;  // the byte at offset 0
   ProgressReports progress;
@@ -320,6 +322,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   if (second.at == 0 || second.at >= text.size() || *p != '{') {
     if (!reader.parse(text.data(), end, check, max_depth)) return false;
     long_values.finish();
+    long_values.set_strings_valid_utf8(reader.first_invalid_utf8() == nullptr);
     return true;
   }
 
@@ -332,6 +335,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   std::vector<std::size_t> rest_line_starts;
   const char* rest_end = nullptr;
   bool rest_loose = false;
+  bool rest_valid_utf8 = false, joined = false;
   std::function<void(std::size_t)> rest_listener;
   if (second.progress) rest_listener = [&](std::size_t offset) { second.progress(base + second.at, offset); };
   std::thread helper;
@@ -350,6 +354,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
       rest.progress = ProgressReports(rest_listener, base + second.at);
       FastSaxReader<CheckCollectingLongValues> rest_reader;
       rest_end = rest_reader.skip_rest_of_array(at, end, rest, max_depth, kEntriesLevel, rest_loose);
+      rest_valid_utf8 = rest_reader.first_invalid_utf8() == nullptr;
       if (rest_end) rest_values.sort_containers();
     } catch (...) {
       rest_end = nullptr;  // out of memory: the first reader goes on by itself
@@ -366,11 +371,13 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
     long_values.append(std::move(rest_values));
     if (line_starts) line_starts->insert(line_starts->end(), rest_line_starts.begin(), rest_line_starts.end());
     loose = rest_loose;
+    joined = true;
     return rest_end;
   };
   reader.set_continuation(&continuation);
   if (!reader.parse(text.data(), end, check, max_depth)) return false;
   long_values.finish();
+  long_values.set_strings_valid_utf8(reader.first_invalid_utf8() == nullptr && (!joined || rest_valid_utf8));
   return true;
 }
 

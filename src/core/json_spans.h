@@ -76,6 +76,10 @@ class LongValues {
            data_->loose == other.data_->loose;
   }
   std::size_t size() const { return data_->strings.size() + data_->containers.size(); }
+  // Whether every string of the document was found valid UTF-8 (only the
+  // quick syntax check says so; index() does not check).
+  bool strings_valid_utf8() const { return data_->valid_utf8; }
+  void set_strings_valid_utf8(bool valid) { own().valid_utf8 = valid; }
 
  private:
   using Spans = std::vector<std::pair<std::size_t, std::size_t>>;  // (first byte, one past the last), sorted
@@ -89,6 +93,7 @@ class LongValues {
     Spans strings;
     Spans containers;
     std::vector<std::size_t> loose;  // first bytes of the containers with whitespace inside, sorted
+    bool valid_utf8 = false;
   };
   // A copy shares the spans (a second reader of a big document needs no
   // second copy of them) and has hints of its own; changing a copy copies

@@ -27,6 +27,15 @@ std::size_t SpoolLayout::first_ending_after(std::uint64_t at) const {
   return static_cast<std::size_t>(it - runs_.begin());
 }
 
+bool SpoolLayout::borrowed_at(std::uint64_t at, std::uint64_t& export_offset, std::uint64_t& left) const {
+  const std::size_t k = first_ending_after(at);
+  if (k == runs_.size() || runs_[k].run.at > at) return false;
+  const BorrowedRun& r = runs_[k].run;
+  export_offset = r.export_offset + (at - r.at);
+  left = r.at + r.length - at;
+  return true;
+}
+
 std::uint64_t SpoolLayout::stored_offset(std::uint64_t at) const {
   const std::size_t k = first_ending_after(at);
   if (k == runs_.size()) return at - borrowed_size_;

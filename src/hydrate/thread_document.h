@@ -71,6 +71,7 @@ class ThreadDocument {
   // True when `ref` is an object or array known to have no whitespace between
   // its tokens (long values only): its bytes are already one compact line.
   bool is_compact(JsonRef ref) const { return long_values_.container_is_compact(ref.begin); }
+  const LongValues& long_values() const { return long_values_; }
   JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
   // An object's members, read once, for several lookups without rescanning.
   std::vector<MemberSpan> members(JsonRef object) const;

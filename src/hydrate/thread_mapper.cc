@@ -250,6 +250,9 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   // Rewritten bytes are not the file's: nothing is borrowed from it then.
   ThreadOptions mapping_options = options;
   if (any_rewritten) mapping_options.borrow_from_export = false;
+  if (mapping_options.borrow_from_export && mapping_options.spool && options.export_strings &&
+      doc.long_values().strings_valid_utf8())
+    options.export_strings(doc.long_values());
   Mapper mapper(doc, file, mapping_options, out);
   mapper.run();
   return out;

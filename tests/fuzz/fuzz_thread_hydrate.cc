@@ -11,7 +11,9 @@
 
 #include <rapidjson/reader.h>
 
+#include "common/index_summary.h"
 #include "core/json_check.h"
+#include "core/json_spans.h"
 #include "fuzz_common.h"
 #include "pihydrate/mapped_file.h"
 #include "pihydrate/session_index.h"
@@ -86,10 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ThreadOptions so = to;
       so.borrow_from_export = true;
       so.min_borrowed_run = 1;
-      SpoolIndexer indexer(spool_fd, "fuzz");
+      IndexOptions noting;
+      noting.record_long_strings = true;
+      SpoolIndexer indexer(spool_fd, "fuzz", noting);
       so.spool = [&](SpoolBlock& block) { indexer.append(block); };
+      so.export_strings = [&](const LongValues& strings) { indexer.know_export_strings(strings); };
       const ConvertedThread spooled = convert_thread_export(copy, "fuzz", so);
       const SessionIndex index = indexer.finish();
+      auto memory = make_memory_source(thread.session);
+      if (test_support::index_summary(index) != test_support::index_summary(build_session_index(*memory, "fuzz", noting)))
+        __builtin_trap();
       if (!spooled.ok() || spooled.session_bytes != thread.session.size()) __builtin_trap();
       const SpoolLayout layout = indexer.take_layout();
       if (layout.session_size() != thread.session.size()) __builtin_trap();

@@ -11,8 +11,11 @@
 #include <iterator>
 #include <limits>
 #include <random>
+#include <set>
 
+#include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/mapped_file.h"
@@ -349,6 +352,73 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
   EXPECT_EQ(cases, 32);
   EXPECT_GT(split_before_a_line, 20);  // most cases needed a second block
   EXPECT_GE(single_line_blocks, 8);     // every case of a line bigger than a block
+}
+
+// The spool's indexer steps over the strings it borrows from the export,
+// whose syntax check found where they end and checked their UTF-8: its index
+// is the one a full scan of the converted session gives. An export with
+// invalid UTF-8 in a string is not trusted so: its strings are scanned (the
+// third case shows why, telling the indexer anyway: the bad byte goes unseen).
+TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
+  const std::string long_text(3000, 'x');
+  for (int run = 0; run < 3; ++run) {
+    const std::string bad = run == 0 ? "" : "\xC3\x28";
+    auto entry = [](int n, const std::string& kind, const std::string& message) {
+      return "{\"id\":\"e" + std::to_string(n) + "\",\"kind\":\"" + kind + "\",\"ts\":\"2026-11-20T14:02:1" +
+             std::to_string(n % 10) + ".000Z\",\"data\":{\"message\":" + message + "}}";
+    };
+    std::string original = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\",\"createdAt\":"
+                           "\"2026-11-20T14:02:11.204Z\"},\"entries\":[";
+    for (int n = 1; n < 40; n += 2) {
+      const std::string call = "c" + std::to_string(n);
+      original += (n > 1 ? "," : "") +
+                  entry(n, "pi.assistant",
+                        "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"" + long_text.substr(0, 300 + n) +
+                            "\"},{\"type\":\"toolCall\",\"id\":\"" + call + "\",\"name\":\"read\",\"arguments\":{\"p\":\"" +
+                            long_text + "\"}}],\"usage\":{\"input\":1,\"cost\":{\"total\":0}},\"stopReason\":\"toolUse\",\"timestamp\":1}") +
+                  "," +
+                  entry(n + 1, "pi.tool_result",
+                        "{\"role\":\"toolResult\",\"toolCallId\":\"" + call + "\",\"toolName\":\"read\",\"content\":[{\"type\":"
+                        "\"text\",\"text\":\"" + long_text + (n == 21 ? bad : "") + "\\n\\u00e9\\\"\"}],\"isError\":false,\"timestamp\":1}");
+    }
+    original += "]}";
+    std::string bytes = original;
+    const ConvertedThread memory = convert_thread_export(bytes, "t.json", ThreadOptions{});
+    ASSERT_TRUE(memory.ok());
+    IndexOptions noting;
+    noting.record_long_strings = true;
+    auto source = make_memory_source(memory.session);
+    const SessionIndex scanned = build_session_index(*source, "t.json", noting);
+
+    FILE* spool_file = std::tmpfile();
+    ASSERT_NE(spool_file, nullptr);
+    SpoolIndexer indexer(fileno(spool_file), "t.json", noting);
+    ThreadOptions options;
+    options.borrow_from_export = true;
+    options.spool = [&](SpoolBlock& block) { indexer.append(block); };
+    int known = 0;
+    options.export_strings = [&](const LongValues& strings) {
+      ++known;
+      indexer.know_export_strings(strings);
+    };
+    ThreadDocument doc;
+    ASSERT_TRUE(doc.parse_plain(original, 512));
+    EXPECT_EQ(doc.long_values().strings_valid_utf8(), bad.empty());
+    if (run == 2) indexer.know_export_strings(doc.long_values());
+    bytes = original;
+    const ConvertedThread spooled = convert_thread_export(bytes, "t.json", options);
+    ASSERT_TRUE(spooled.ok());
+    const SessionIndex index = indexer.finish();
+    EXPECT_EQ(known, bad.empty() ? 1 : 0);
+    EXPECT_EQ(scanned.invalid_utf8_count, bad.empty() ? 0u : 1u);
+    if (run == 2) {
+      EXPECT_EQ(index.invalid_utf8_count, 0u) << "a string known from the export is not scanned again";
+    } else {
+      EXPECT_EQ(index.long_strings.begin.size(), bad.empty() ? 40u : 39u);  // none from the line with bad UTF-8
+      EXPECT_EQ(test_support::index_summary(index), test_support::index_summary(scanned)) << "run " << run;
+    }
+    std::fclose(spool_file);
+  }
 }
 
 // The session as SpoolIndexer stores it (the bytes between borrowed runs)
