@@ -43,6 +43,11 @@ struct HydrateReport {
   Diagnostics diagnostics;  // warnings about the input, and the errors that stopped hydration
   std::string session_id;
   std::string timestamp;
+  // The input's long strings (SessionIndex::long_strings, when its index
+  // noted them) that the output copies unchanged, at their offsets in the
+  // output: verifying the output steps over them (KnownLongStrings), since
+  // indexing the input checked them already.
+  LongStrings carried;
   bool ok() const;
 };
 

@@ -463,6 +463,11 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     }
   }
 
+  // The input's long strings are noted, so verifying the output can step
+  // over those it carries unchanged (HydrateReport::carried).
+  const bool verify = parsed.count("no-verify") == 0;
+  IndexOptions input_index = ho.index;
+  input_index.record_long_strings = verify;
   // A thread export becomes a session first; both then take the same path.
   SessionIndex index;
   std::unique_ptr<LineSource> lines;
@@ -473,13 +478,15 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     // are freed before the session is read: a big export is never held twice.
     spool.fd = make_unlinked_temp("the converted thread");
     // The converter keeps one core busy; the other writes and indexes what it converts.
-    SpoolIndexer spool_indexer(spool.fd, display, ho.index);
+    SpoolIndexer spool_indexer(spool.fd, display, input_index);
     to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
     if (auto mapped = MappedFile::map(input_fd.fd)) {
       // What a line copies unchanged from the export is read from the
       // export's file again instead of from the spool: the spool holds only
       // the rest. (An export read whole, from a pipe say, cannot be read twice.)
       to.borrow_from_export = true;
+      // Strings borrowed from the export were checked once: the indexer steps over them.
+      to.export_strings = [&spool_indexer](const LongValues& strings) { spool_indexer.know_export_strings(strings); };
       // Read in place: pages the converter is done with leave memory, so
       // the peak does not follow the export's size.
       TruncationGuard guard(display, report_format == "json", created_dirs);
@@ -507,11 +514,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     to.spool = nullptr;
     lines = make_spool_line_source(spool.fd, input_fd.fd, spool_indexer.take_layout(), display);
   } else {
-    index = build_file_index(input_fd.fd, display, ho.index);
+    index = build_file_index(input_fd.fd, display, input_index);
     lines = make_fd_line_source(input_fd.fd, display);
   }
   OutputFile output(out_dir);
-  const bool verify = parsed.count("no-verify") == 0;
   HydrateReport report;
   bool ok;
   try {
@@ -556,6 +562,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   // The input's index is not needed any more: it is released before the
   // output is indexed, so the two are never in memory at once.
   index = SessionIndex();
+  const KnownLongStrings carried(std::move(report.carried));
+  report.carried = {};
   lines.reset();
   if (ok) {
     output.flush();
@@ -565,7 +573,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       ValidateOptions vo;
       vo.pi_version = ho.pi_version;
       vo.check_cwd = !allow_missing_cwd;
-      SessionIndex written = build_file_index(output.fd(), to_stdout ? "<output>" : out_file, ho.index);
+      IndexOptions output_index = ho.index;
+      output_index.known_strings = &carried;
+      SessionIndex written = build_file_index(output.fd(), to_stdout ? "<output>" : out_file, output_index);
       FileReport verdict = validate_index(written, vo);
       for (Diagnostic& d : verdict.diagnostics) {
         if (d.severity != Severity::kError) continue;

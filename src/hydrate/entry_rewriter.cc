@@ -131,7 +131,8 @@ std::string id_value(const Plan& plan, std::size_t i) {
 }  // namespace
 
 void append_rendered_entry(std::string& out, const SessionIndex& index, const PiView& view, const Plan& plan,
-                           std::size_t i, std::string_view source_line, const HydrateOptions& options) {
+                           std::size_t i, std::string_view source_line, const HydrateOptions& options,
+                           std::vector<ByteEdits::CopiedRun>* copied) {
   const PlannedEntry& p = plan.entries[i];
   const std::string id = json_quote(p.id);
   const std::string parent = id_value(plan, i);
@@ -168,10 +169,13 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   std::string_view line = source_line;
   // The source line with `edits` applied, appended to `out`. A CRLF file's
   // '\r' stays behind the JSON; pi writes LF only.
-  auto finish = [&out, line](const ByteEdits& edits) {
+  auto finish = [&out, line, copied](const ByteEdits& edits) {
     const std::size_t start = out.size();
-    edits.append_applied(out, line);
+    const std::size_t runs_before = copied ? copied->size() : 0;
+    edits.append_applied(out, line, copied);
     while (out.size() > start && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
+    if (copied && copied->size() > runs_before && copied->back().out_at + copied->back().length > out.size())
+      copied->back().length = out.size() - std::min(out.size(), copied->back().out_at);  // what was trimmed is not carried
   };
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line

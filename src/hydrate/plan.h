@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_spans.h"
 #include "pihydrate/hydrate.h"
 
 namespace pihydrate {
@@ -48,9 +49,16 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
 void resolve_references(const SessionIndex& index, const PiView& view, Plan& plan, HydrateReport& report);
 // id_assigner.cc: keep unique valid ids, assign deterministic new ones.
 void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed);
+// carried_strings.cc: the strings of `input` (an index's long strings)
+// wholly inside input bytes [in, in + length), which the output copied
+// unchanged to offset `out`, added to `carried` at their output offsets.
+void note_carried_strings(const LongStrings& input, std::uint64_t in, std::uint64_t out, std::uint64_t length,
+                          LongStrings& carried);
 // entry_rewriter.cc: the output line of one planned entry (without its
-// '\n'), appended to `out`.
+// '\n'), appended to `out`. `copied` (optional) gets the runs of the
+// source line copied unchanged (ByteEdits::append_applied's).
 void append_rendered_entry(std::string& out, const SessionIndex& index, const PiView& view, const Plan& plan,
-                           std::size_t i, std::string_view source_line, const HydrateOptions& options);
+                           std::size_t i, std::string_view source_line, const HydrateOptions& options,
+                           std::vector<ByteEdits::CopiedRun>* copied = nullptr);
 
 }  // namespace pihydrate

@@ -208,9 +208,9 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   resolve_references(index, branch, plan, report);
   assign_ids(index, branch, plan, report.session_id);
 
-  sink.write_line("{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
-                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) +
-                  "}");
+  const std::string header_line = "{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
+                                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) + "}";
+  sink.write_line(header_line);
   // Each written line is its source line read back and spliced, independent
   // of the others: batches of about a MiB of source alternate between this
   // thread and a helper, and are written in plan order.
@@ -218,8 +218,26 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     const std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
     return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
   };
-  auto render_batch = [&](std::size_t begin, std::size_t end, std::string& lines, std::string& scratch) {
+  // Where a batch's lines copy runs of their source lines unchanged (`from`
+  // made the input offset): once the batch is written, the input's long
+  // strings inside them are noted where they went (HydrateReport::carried).
+  struct Batch {
+    std::string lines, scratch;
+    std::vector<ByteEdits::CopiedRun> copied;
+  };
+  std::uint64_t written = header_line.size() + 1;  // bytes of output so far
+  auto write_batch = [&](Batch& b) {
+    sink.write_lines(b.lines);
+    for (const ByteEdits::CopiedRun& run : b.copied)
+      if (run.length >= LongStrings::kMinLength)
+        note_carried_strings(index.long_strings, run.from, written + run.out_at, run.length, report.carried);
+    written += b.lines.size();
+  };
+  auto render_batch = [&](std::size_t begin, std::size_t end, Batch& batch) {
+    std::string& lines = batch.lines;
+    std::string& scratch = batch.scratch;
     lines.clear();
+    batch.copied.clear();
     // A batch's source lines nearly always lie together in the file (a
     // linear session, or a branch with little abandoned in between): they
     // are read at once, not with a system call each.
@@ -238,7 +256,9 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
       const std::string_view line = !e         ? std::string_view()
                                     : together ? span.substr(static_cast<std::size_t>(e->offset - low), static_cast<std::size_t>(e->length))
                                                : source.read(e->offset, e->length, scratch);
-      append_rendered_entry(lines, index, branch, plan, i, line, options);
+      const std::size_t runs_before = batch.copied.size();
+      append_rendered_entry(lines, index, branch, plan, i, line, options, e ? &batch.copied : nullptr);
+      for (std::size_t k = runs_before; k < batch.copied.size(); ++k) batch.copied[k].from += e->offset;
       lines += '\n';
     }
   };
@@ -254,23 +274,21 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
     }
   }
   if (cuts.back() != plan.entries.size()) cuts.push_back(plan.entries.size());
-  std::string mine, theirs;  // each batch's lines, rendered into one block
-  std::string my_scratch, their_scratch;
+  Batch mine, theirs;  // each batch's lines, rendered into one block
   for (std::size_t k = 0; k + 1 < cuts.size(); k += 2) {
     const bool helped = k + 2 < cuts.size();
     std::future<void> helper;
-    if (helped)
-      helper = std::async(std::launch::async, [&, k] { render_batch(cuts[k + 1], cuts[k + 2], theirs, their_scratch); });
+    if (helped) helper = std::async(std::launch::async, [&, k] { render_batch(cuts[k + 1], cuts[k + 2], theirs); });
     try {
-      render_batch(cuts[k], cuts[k + 1], mine, my_scratch);
-      sink.write_lines(mine);
+      render_batch(cuts[k], cuts[k + 1], mine);
+      write_batch(mine);
     } catch (...) {
       if (helper.valid()) helper.wait();  // it uses this frame
       throw;
     }
     if (helped) {
       helper.get();  // rethrows the helper's failure
-      sink.write_lines(theirs);
+      write_batch(theirs);
     }
   }
   report.entries_written = plan.entries.size() + 1;

@@ -2,8 +2,9 @@
 // JSON syntax check against RapidJSON's (and on two threads against one),
 // the mapped reading (pages dropped and faulted back in) against the
 // in-memory one, the entries read on two threads against one, and the
-// spooled session (runs borrowed from the export) read back against the
-// in-memory one.
+// spooled session (runs borrowed from the export, its strings stepped over)
+// read back and indexed against the in-memory one, and the hydration's
+// carried strings.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -114,11 +115,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!thread.ok()) return 0;
   HydrateOptions o = fuzz::options_from(data[0]);
   o.session_id = thread.session_id;
+  o.index.record_long_strings = true;
   auto source = make_memory_source(thread.session);
   SessionIndex index = build_session_index(*source, "fuzz", o.index);
   auto lines = make_memory_line_source(thread.session);
-  fuzz::CountingSink sink;
+  fuzz::CollectingSink sink;
   HydrateReport report;
-  hydrate_session(index, *lines, o, sink, report);
+  if (hydrate_session(index, *lines, o, sink, report)) fuzz::check_carried_strings(thread.session, index, report, sink.text);
   return 0;
 }

@@ -222,6 +222,82 @@ void expect_sound_block(const SpoolBlock& block, const std::string& original, st
   }
 }
 
+// Of the input's long strings, those wholly inside bytes an output line
+// copied unchanged are noted where they land in the output.
+TEST(CarriedStringsTest, OnlyStringsWhollyInsideTheCopiedBytesAreCarried) {
+  LongStrings input;
+  input.add(100, 2000);
+  input.add(2200, 1100);
+  input.add(5000, 1500);
+  LongStrings carried;
+  note_carried_strings(input, 90, 50, 3000, carried);    // input [90, 3090): the first only
+  note_carried_strings(input, 4000, 9000, 1200, carried);  // [4000, 5200): none, the third runs past it
+  note_carried_strings(input, 5000, 20000, 1500, carried);  // [5000, 6500): the third, to its last byte
+  note_carried_strings(input, 7000, 30000, 5000, carried);  // past every string
+  EXPECT_EQ(carried.begin, (std::vector<std::uint64_t>{60, 20000}));
+  EXPECT_EQ(carried.length, (std::vector<std::uint32_t>{2000, 1500}));
+  const KnownLongStrings known(carried);
+  EXPECT_EQ(known.string_end(60), 2060u);
+  EXPECT_EQ(known.string_end(100), 0u);  // an input offset is not an output one
+  EXPECT_EQ(known.string_end(20000), 21500u);
+  EXPECT_FALSE(known.empty());
+  EXPECT_TRUE(KnownLongStrings(LongStrings{}).empty());
+}
+
+// Hydrating notes the input's long strings that the output copies
+// unchanged, whatever edits a policy makes around them, at their output
+// offsets: the bytes there are the input string's. Told so, the output's
+// verification steps over them and indexes the output as a full scan does.
+TEST(CarriedStringsTest, CarriedStringsAreTheInputsAndVerifyTheSame) {
+  const std::string long_text(1500, 'q');
+  const std::string thinking(2000, 't');
+  std::string text = kHeader + "\n";
+  text += user("u1", nullptr, long_text.c_str()) + "\n";
+  text += R"({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":")" +
+          thinking + R"("},{"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":")" + long_text +
+          R"("}}],"usage":{"cost":{"total":1}},"stopReason":"toolUse","timestamp":2}})" "\n";
+  text += R"({"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":")" +
+          long_text + "\\n\\\"quoted\\\"\xC3\xA9" + long_text + R"("}],"isError":false,"timestamp":3}})" "\r\n";
+  // Every policy carries the user's text. Dropping thinking rebuilds the
+  // assistant's content (the call's text goes with it); flattening also
+  // rewrites the result.
+  const std::size_t expected[] = {4, 2, 1};
+  for (int policy = 0; policy < 3; ++policy) {
+    HydrateOptions o;
+    o.cwd = "/sandbox";
+    o.index.record_long_strings = true;
+    if (policy == 1) o.thinking = ThinkingPolicy::kDrop;  // edits inside the assistant's message
+    if (policy == 2) o.tools = ToolPolicy::kFlatten;
+    auto source = make_memory_source(text);
+    SessionIndex index = build_session_index(*source, "in.jsonl", o.index);
+    ASSERT_EQ(index.long_strings.begin.size(), 4u) << policy;  // the user's, thinking, the call's, the result's
+    std::set<std::string> input_strings;
+    for (std::size_t k = 0; k < index.long_strings.begin.size(); ++k)
+      input_strings.insert(text.substr(index.long_strings.begin[k], index.long_strings.length[k]));
+    auto lines = make_memory_line_source(text);
+    StringSink sink;
+    HydrateReport report;
+    ASSERT_TRUE(hydrate_session(index, *lines, o, sink, report)) << policy;
+    std::string output;
+    for (const std::string& line : sink.lines) output += line + "\n";
+    ASSERT_EQ(report.carried.begin.size(), expected[policy]) << policy;
+    for (std::size_t k = 0; k < report.carried.begin.size(); ++k) {
+      ASSERT_LE(report.carried.begin[k] + report.carried.length[k], output.size()) << policy;
+      if (k > 0) {
+        EXPECT_GT(report.carried.begin[k], report.carried.begin[k - 1]) << policy;
+      }
+      EXPECT_EQ(input_strings.count(output.substr(report.carried.begin[k], report.carried.length[k])), 1u) << policy;
+    }
+    const KnownLongStrings carried(report.carried);
+    auto plain = make_memory_source(output);
+    const std::string scanned = test_support::index_summary(build_session_index(*plain, "out", IndexOptions{}));
+    IndexOptions stepping;
+    stepping.known_strings = &carried;
+    auto again = make_memory_source(output);
+    EXPECT_EQ(test_support::index_summary(build_session_index(*again, "out", stepping)), scanned) << policy;
+  }
+}
+
 // A thread converted twice: in memory, and through a spool whose blocks
 // `check` sees (with their index) before they are gathered into `written`.
 struct TwoConversions {
