@@ -15,6 +15,17 @@ namespace pihydrate {
 template <typename T, std::size_t kChunk = 4096>
 class ChunkedVector {
  public:
+  ChunkedVector() = default;
+  // A moved-from vector is empty (not a size without chunks).
+  ChunkedVector(ChunkedVector&& other) noexcept : chunks_(std::move(other.chunks_)), size_(std::exchange(other.size_, 0)) {
+    other.chunks_.clear();
+  }
+  ChunkedVector& operator=(ChunkedVector&& other) noexcept {
+    chunks_ = std::move(other.chunks_);
+    other.chunks_.clear();
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 

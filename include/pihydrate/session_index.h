@@ -195,28 +195,45 @@ class KnownStrings {
 // did not read, in lines it read as plain JSON and found valid UTF-8 (see
 // IndexOptions::record_long_strings), in file order. A hydration's output
 // copies most of them unchanged, and its verification steps over them.
-struct LongStrings {
+// 12 bytes a string, in fixed chunks (no spare capacity beyond one).
+class LongStrings {
+ public:
   static constexpr std::uint32_t kMinLength = 1024;
-  std::vector<std::uint64_t> begin;  // offset of the opening quote
-  std::vector<std::uint32_t> length;
+  // An index notes at most this many for `entries` entries: its memory
+  // then stays within the per-entry bound whatever the mix (the
+  // benchmark's has about one for every two entries).
+  static std::size_t cap_for(std::size_t entries) { return entries / 4 * 3 + 4096; }
+
+  std::size_t size() const { return begins_.size(); }
+  std::uint64_t begin(std::size_t i) const { return begins_[i]; }  // offset of the opening quote
+  std::uint32_t length(std::size_t i) const { return lengths_[i]; }
+  // In increasing order of offset.
+  void add(std::uint64_t offset, std::uint32_t length) {
+    begins_.push_back(offset);
+    lengths_.push_back(length);
+  }
+  // Takes `later`'s strings, all past these.
+  void append(LongStrings&& later);
+  // The first string starting at or after `offset` (size() when none).
+  std::size_t first_at_or_after(std::uint64_t offset) const;
   // One past the string starting at `offset`, or 0 when none does.
   std::uint64_t end_of(std::uint64_t offset) const;
-  void add(std::uint64_t offset, std::uint32_t size) {
-    begin.push_back(offset);
-    length.push_back(size);
-  }
+
+ private:
+  ChunkedVector<std::uint64_t> begins_;
+  ChunkedVector<std::uint32_t> lengths_;
 };
 
-// Long strings as the known strings of the bytes they lie in.
+// Long strings as the known strings of the bytes they lie in (not owned).
 class KnownLongStrings final : public KnownStrings {
  public:
-  explicit KnownLongStrings(LongStrings strings);  // kept as long as the scan: without spare capacity
+  explicit KnownLongStrings(const LongStrings& strings) : strings_(strings) {}
   std::uint64_t string_end(std::uint64_t offset) const override { return strings_.end_of(offset); }
-  bool empty() const override { return strings_.begin.empty(); }
+  bool empty() const override { return strings_.size() == 0; }
   std::size_t min_length() const override { return LongStrings::kMinLength; }
 
  private:
-  LongStrings strings_;
+  const LongStrings& strings_;
 };
 
 struct IndexOptions {

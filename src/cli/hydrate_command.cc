@@ -429,7 +429,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   const std::string display = input == "-" ? "<stdin>" : input;
   // The input must not change while it is read: a session's pass 2 copies
   // lines by the offsets of pass 1 (pi itself rewrites v1/v2 files when it
-  // loads them), and a thread export is read in place.
+  // loads them), and a thread export is read in place. The verification
+  // trusts the long strings pass 1 checked, too. Size, mtime and ctime are
+  // compared (ctime cannot be set back, as mtime can).
   struct stat before {};
   const bool check_unchanged = input != "-" && ::fstat(input_fd.fd, &before) == 0;
   // Where the output goes: its directory now, its name once the session id is known.
@@ -530,7 +532,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   struct stat after {};
   if (ok && check_unchanged && ::fstat(input_fd.fd, &after) == 0 &&
       (after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
-       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
+       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec || after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+       after.st_ctim.tv_nsec != before.st_ctim.tv_nsec)) {
     report.diagnostics.push_back(
         input_changed(display, "the input changed while it was being read; nothing written (run again)"));
     ok = false;
@@ -562,8 +565,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   // The input's index is not needed any more: it is released before the
   // output is indexed, so the two are never in memory at once.
   index = SessionIndex();
-  const KnownLongStrings carried(std::move(report.carried));
-  report.carried = {};
+  const LongStrings carried_strings = std::move(report.carried);
+  const KnownLongStrings carried(carried_strings);
   lines.reset();
   if (ok) {
     output.flush();

@@ -4,6 +4,7 @@
 #include "core/json_spans.h"
 #include "core/utf8.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -119,7 +120,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   // Long strings an earlier pass checked are stepped over (see KnownStrings).
   void know_string_ends(const KnownStrings* known, std::uint64_t line_offset) {
     known_ = known != nullptr && !known->empty() ? known : nullptr;
-    if (known_) known_min_length_ = known_->min_length();
+    if (known_) known_min_length_ = std::max<std::size_t>(known_->min_length(), 64);  // shorter: not worth a lookup
     line_offset_ = line_offset;
   }
   // Shorter strings are not looked up.

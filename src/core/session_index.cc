@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "core/entry_scanner.h"
@@ -143,7 +144,9 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
         entry.offset = line.offset;
         entry.length = line.length;
         index.entries.push_back(entry);
-        for (const auto& [at, length] : scanner.line_long_strings()) index.long_strings.add(base + line.offset + at, length);
+        for (const auto& [at, length] : scanner.line_long_strings())
+          if (index.long_strings.size() < LongStrings::cap_for(index.entries.size()))
+            index.long_strings.add(base + line.offset + at, length);
         break;
     }
   }
@@ -222,23 +225,29 @@ void append_half(SessionIndex& index, SessionIndex&& tail, std::uint64_t split) 
     index.ends_with_newline = tail.ends_with_newline;
   }
   index.file_size = split + tail.file_size;
-  LongStrings& strings = index.long_strings;
-  strings.begin.insert(strings.begin.end(), tail.long_strings.begin.begin(), tail.long_strings.begin.end());
-  strings.length.insert(strings.length.end(), tail.long_strings.length.begin(), tail.long_strings.length.end());
-  tail.long_strings = {};
+  index.long_strings.append(std::move(tail.long_strings));
 }
 
 }  // namespace
 
-std::uint64_t LongStrings::end_of(std::uint64_t offset) const {
-  auto it = std::lower_bound(begin.begin(), begin.end(), offset);
-  if (it == begin.end() || *it != offset) return 0;
-  return offset + length[static_cast<std::size_t>(it - begin.begin())];
+void LongStrings::append(LongStrings&& later) {
+  begins_.append_consuming(std::move(later.begins_), [](std::uint64_t&) {});
+  lengths_.append_consuming(std::move(later.lengths_), [](std::uint32_t&) {});
 }
 
-KnownLongStrings::KnownLongStrings(LongStrings strings) : strings_(std::move(strings)) {
-  strings_.begin.shrink_to_fit();
-  strings_.length.shrink_to_fit();
+std::size_t LongStrings::first_at_or_after(std::uint64_t offset) const {
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (begins_[mid] < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+std::uint64_t LongStrings::end_of(std::uint64_t offset) const {
+  const std::size_t k = first_at_or_after(offset);
+  return k < size() && begins_[k] == offset ? offset + lengths_[k] : 0;
 }
 
 SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options) {
@@ -308,6 +317,7 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
     changed_.wait(lock, [&] { return pending_.size() < kMaxPending || error_; });
     if (error_) std::rethrow_exception(error_);
     pending_.push_back(std::move(block));
+    appended_ = true;
     block.clear();
     if (!spare_.empty()) {
       block = std::move(spare_.back());  // an emptied buffer keeps its capacity
@@ -327,6 +337,8 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
   SpoolLayout take_layout() { return std::move(layout_); }
   void know_export_strings(const LongValues& strings) {
     std::lock_guard<std::mutex> lock(mutex_);
+    // The indexing thread reads it without the lock, from the first block on.
+    if (appended_) throw std::logic_error("SpoolIndexer::know_export_strings after the first block");
     export_strings_ = std::make_unique<LongValues>(strings);  // a copy: its lookup hints are this thread's
   }
 
@@ -410,6 +422,7 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
   bool closed_ = false;
   std::exception_ptr error_;
   std::unique_ptr<LongValues> export_strings_;
+  bool appended_ = false;
 };
 
 SpoolIndexer::SpoolIndexer(int fd, std::string display_name, const IndexOptions& options) {

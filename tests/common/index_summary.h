@@ -31,8 +31,8 @@ inline std::string index_summary(const SessionIndex& index) {
     for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) out << " " << c->id << "/" << c->name;
     out << "\n";
   }
-  for (std::size_t i = 0; i < index.long_strings.begin.size(); ++i)
-    out << "long " << index.long_strings.begin[i] << "+" << index.long_strings.length[i] << "\n";
+  for (std::size_t i = 0; i < index.long_strings.size(); ++i)
+    out << "long " << index.long_strings.begin(i) << "+" << index.long_strings.length(i) << "\n";
   return out.str();
 }
 

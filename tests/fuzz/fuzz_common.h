@@ -36,11 +36,11 @@ inline void check_carried_strings(const std::string& input, const SessionIndex& 
                                   const HydrateReport& report, const std::string& output) {
   std::set<std::string_view> input_strings;
   const LongStrings& in = input_index.long_strings;
-  for (std::size_t k = 0; k < in.begin.size(); ++k) input_strings.insert(std::string_view(input).substr(in.begin[k], in.length[k]));
+  for (std::size_t k = 0; k < in.size(); ++k) input_strings.insert(std::string_view(input).substr(in.begin(k), in.length(k)));
   const LongStrings& carried = report.carried;
-  for (std::size_t k = 0; k < carried.begin.size(); ++k) {
-    if (carried.begin[k] + carried.length[k] > output.size() || (k > 0 && carried.begin[k] <= carried.begin[k - 1]) ||
-        input_strings.count(std::string_view(output).substr(carried.begin[k], carried.length[k])) == 0)
+  for (std::size_t k = 0; k < carried.size(); ++k) {
+    if (carried.begin(k) + carried.length(k) > output.size() || (k > 0 && carried.begin(k) <= carried.begin(k - 1)) ||
+        input_strings.count(std::string_view(output).substr(carried.begin(k), carried.length(k))) == 0)
       __builtin_trap();
   }
   const KnownLongStrings known(carried);

@@ -278,7 +278,7 @@ class KnownByOffset final : public KnownStrings {
     const std::uint64_t end = strings_.end_of(offset);
     return end == 0 ? 0 : end + shift_;  // shift_: a wrong answer, one that is not past a quote
   }
-  bool empty() const override { return strings_.begin.empty(); }
+  bool empty() const override { return strings_.size() == 0; }
   std::size_t min_length() const override { return LongStrings::kMinLength; }
   mutable std::atomic<std::size_t> lookups{0};
 
@@ -315,7 +315,7 @@ TEST(FileIndexTest, KnownLongStringsAreSteppedOverForTheSameIndex) {
         ++lookups;
         break;
       case 2:  // invalid UTF-8 in a long string: the line's strings are not noted
-        text += "{\"type\":\"custom\",\"id\":\"" + id + "\",\"data\":\"" + plain + "\xC3\x28\"}\n";
+        text += "{\"type\":\"custom\",\"id\":\"" + id + "\",\"data\":\"" + plain + "\xC3\x28\" }\n";
         ++lookups;  // looked up, not known
         break;
       case 3:  // a long string the scan reads (a label's text) is not noted
@@ -341,15 +341,14 @@ TEST(FileIndexTest, KnownLongStringsAreSteppedOverForTheSameIndex) {
   IndexOptions two = one;
   two.two_threads = true;
   const SessionIndex noted = build_file_index(fd, "f", one);
-  ASSERT_EQ(noted.long_strings.begin.size(), expected_long);
-  ASSERT_EQ(noted.long_strings.length.size(), expected_long);
+  ASSERT_EQ(noted.long_strings.size(), expected_long);
   for (std::size_t i = 0; i < expected_long; ++i) {
-    const std::uint64_t at = noted.long_strings.begin[i], length = noted.long_strings.length[i];
+    const std::uint64_t at = noted.long_strings.begin(i), length = noted.long_strings.length(i);
     ASSERT_GE(length, LongStrings::kMinLength);
     EXPECT_EQ(text[at], '"');
     EXPECT_EQ(text[at + length - 1], '"');
     if (i > 0) {
-      EXPECT_GT(at, noted.long_strings.begin[i - 1]);
+      EXPECT_GT(at, noted.long_strings.begin(i - 1));
     }
   }
   const std::string expected = index_summary(noted);
@@ -371,26 +370,27 @@ TEST(FileIndexTest, KnownLongStringsAreSteppedOverForTheSameIndex) {
   }
   // Known strings are not scanned at all: told that the strings with a bad
   // byte are known too, the scan does not see the bytes (which is why only
-  // strings checked before may be known).
-  LongStrings with_bad = noted.long_strings;
-  with_bad.begin.clear();
-  with_bad.length.clear();
+  // strings checked before may be known). An answer that does not land just
+  // past a quote is not taken, and the string is scanned: a space follows
+  // each bad string, so stepping one byte too far would still parse.
+  LongStrings with_bad;
   const std::string bad_string = "\"" + plain + "\xC3\x28\"";
   std::size_t k = 0;
   for (std::size_t at = text.find('"'); at != std::string::npos; at = text.find('"', at + 1)) {
-    const bool noted_here = k < noted.long_strings.begin.size() && noted.long_strings.begin[k] == at;
-    if (noted_here || text.compare(at, bad_string.size(), bad_string) == 0) {
-      with_bad.begin.push_back(at);
-      with_bad.length.push_back(noted_here ? noted.long_strings.length[k++] : static_cast<std::uint32_t>(bad_string.size()));
-    }
+    const bool noted_here = k < noted.long_strings.size() && noted.long_strings.begin(k) == at;
+    if (noted_here || text.compare(at, bad_string.size(), bad_string) == 0)
+      with_bad.add(at, noted_here ? noted.long_strings.length(k++) : static_cast<std::uint32_t>(bad_string.size()));
   }
-  ASSERT_GT(with_bad.begin.size(), expected_long);
+  ASSERT_GT(with_bad.size(), expected_long);
   const SessionIndex scanned_index = build_file_index(fd, "f", not_noting);
   ASSERT_GT(scanned_index.invalid_utf8_count, 0u);
   KnownByOffset trusting(with_bad);
   IndexOptions stepping = not_noting;
   stepping.known_strings = &trusting;
   EXPECT_EQ(build_file_index(fd, "f", stepping).invalid_utf8_count, 0u);
+  KnownByOffset one_too_far(with_bad, 1);
+  stepping.known_strings = &one_too_far;
+  EXPECT_EQ(build_file_index(fd, "f", stepping).invalid_utf8_count, scanned_index.invalid_utf8_count);
   std::fclose(file);
 }
 

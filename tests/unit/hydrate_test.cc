@@ -234,8 +234,11 @@ TEST(CarriedStringsTest, OnlyStringsWhollyInsideTheCopiedBytesAreCarried) {
   note_carried_strings(input, 4000, 9000, 1200, carried);  // [4000, 5200): none, the third runs past it
   note_carried_strings(input, 5000, 20000, 1500, carried);  // [5000, 6500): the third, to its last byte
   note_carried_strings(input, 7000, 30000, 5000, carried);  // past every string
-  EXPECT_EQ(carried.begin, (std::vector<std::uint64_t>{60, 20000}));
-  EXPECT_EQ(carried.length, (std::vector<std::uint32_t>{2000, 1500}));
+  ASSERT_EQ(carried.size(), 2u);
+  EXPECT_EQ(carried.begin(0), 60u);
+  EXPECT_EQ(carried.length(0), 2000u);
+  EXPECT_EQ(carried.begin(1), 20000u);
+  EXPECT_EQ(carried.length(1), 1500u);
   const KnownLongStrings known(carried);
   EXPECT_EQ(known.string_end(60), 2060u);
   EXPECT_EQ(known.string_end(100), 0u);  // an input offset is not an output one
@@ -270,23 +273,24 @@ TEST(CarriedStringsTest, CarriedStringsAreTheInputsAndVerifyTheSame) {
     if (policy == 2) o.tools = ToolPolicy::kFlatten;
     auto source = make_memory_source(text);
     SessionIndex index = build_session_index(*source, "in.jsonl", o.index);
-    ASSERT_EQ(index.long_strings.begin.size(), 4u) << policy;  // the user's, thinking, the call's, the result's
+    ASSERT_EQ(index.long_strings.size(), 4u) << policy;  // the user's, thinking, the call's, the result's
     std::set<std::string> input_strings;
-    for (std::size_t k = 0; k < index.long_strings.begin.size(); ++k)
-      input_strings.insert(text.substr(index.long_strings.begin[k], index.long_strings.length[k]));
+    for (std::size_t k = 0; k < index.long_strings.size(); ++k)
+      input_strings.insert(text.substr(index.long_strings.begin(k), index.long_strings.length(k)));
     auto lines = make_memory_line_source(text);
     StringSink sink;
     HydrateReport report;
     ASSERT_TRUE(hydrate_session(index, *lines, o, sink, report)) << policy;
     std::string output;
     for (const std::string& line : sink.lines) output += line + "\n";
-    ASSERT_EQ(report.carried.begin.size(), expected[policy]) << policy;
-    for (std::size_t k = 0; k < report.carried.begin.size(); ++k) {
-      ASSERT_LE(report.carried.begin[k] + report.carried.length[k], output.size()) << policy;
+    const LongStrings& noted = report.carried;
+    ASSERT_EQ(noted.size(), expected[policy]) << policy;
+    for (std::size_t k = 0; k < noted.size(); ++k) {
+      ASSERT_LE(noted.begin(k) + noted.length(k), output.size()) << policy;
       if (k > 0) {
-        EXPECT_GT(report.carried.begin[k], report.carried.begin[k - 1]) << policy;
+        EXPECT_GT(noted.begin(k), noted.begin(k - 1)) << policy;
       }
-      EXPECT_EQ(input_strings.count(output.substr(report.carried.begin[k], report.carried.length[k])), 1u) << policy;
+      EXPECT_EQ(input_strings.count(output.substr(noted.begin(k), noted.length(k))), 1u) << policy;
     }
     const KnownLongStrings carried(report.carried);
     auto plain = make_memory_source(output);
@@ -490,7 +494,7 @@ TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
     if (run == 2) {
       EXPECT_EQ(index.invalid_utf8_count, 0u) << "a string known from the export is not scanned again";
     } else {
-      EXPECT_EQ(index.long_strings.begin.size(), bad.empty() ? 40u : 39u);  // none from the line with bad UTF-8
+      EXPECT_EQ(index.long_strings.size(), bad.empty() ? 40u : 39u);  // none from the line with bad UTF-8
       EXPECT_EQ(test_support::index_summary(index), test_support::index_summary(scanned)) << "run " << run;
     }
     std::fclose(spool_file);
