@@ -11,7 +11,6 @@
 //   bool skips_current() const;  // after Start*: is the container just opened ignored?
 //   bool wants_text() const;     // is the next scalar's text read (else only its kind)?
 // and optionally
-//   void skipped_string(const char* quote, const char* past_end);  // each string of an ignored container
 //   void skipped_container(const char* open, const char* past_close, bool loose);
 //       // each ignored container, itself included; `loose`: whitespace between its tokens
 //   void newline(const char* after);  // each newline between tokens (a string holds none)
@@ -23,8 +22,9 @@
 //       // where a long string the handler ignores ends (one past its closing
 //       // quote), known from an earlier pass that checked it; null: not known
 //   void ignored_string(const char* quote, const char* past_end);
-//       // each string whose text the handler does not read (wants_text false,
-//       // or inside an ignored container), whether scanned or stepped over
+//       // each string whose text the handler does not read (a value when
+//       // wants_text is false; a key or value inside an ignored container),
+//       // whether scanned or stepped over
 #pragma once
 
 #include <cstddef>
@@ -41,13 +41,6 @@
 #include "core/utf8.h"
 
 namespace pihydrate {
-
-template <typename Handler, typename = void>
-struct SeesSkippedStrings : std::false_type {};
-template <typename Handler>
-struct SeesSkippedStrings<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_string(
-                                       static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
-    : std::true_type {};
 
 template <typename Handler, typename = void>
 struct SeesSkippedContainers : std::false_type {};
@@ -372,8 +365,7 @@ class FastSaxReader {
         case Need::kKey: {
           const char *raw = nullptr, *raw_end = nullptr;
           bool escaped = false;
-          if (c != '"' || !scan_string(p, raw, raw_end, escaped)) return false;
-          if constexpr (SeesSkippedStrings<Handler>::value) handler_->skipped_string(raw - 1, p);
+          if (c != '"' || !scan_string(p, raw, raw_end, escaped, true)) return false;
           need = Need::kColon;
           continue;
         }
@@ -396,8 +388,6 @@ class FastSaxReader {
         const char *raw = nullptr, *raw_end = nullptr;
         bool escaped = false;
         ok = scan_string(p, raw, raw_end, escaped, true);
-        if constexpr (SeesSkippedStrings<Handler>::value)
-          if (ok) handler_->skipped_string(raw - 1, p);
       } else if (c == 't') {
         ok = literal(p, "true");
       } else if (c == 'f') {

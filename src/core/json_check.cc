@@ -275,7 +275,7 @@ struct CheckCollectingLongValues : CheckOnly {
   LongValues* long_values;
   const char* origin;  // the byte at offset 0
   ProgressReports progress;
-  void skipped_string(const char* quote, const char* past_end) {
+  void ignored_string(const char* quote, const char* past_end) {
     progress.at(static_cast<std::size_t>(past_end - origin));
     if (static_cast<std::size_t>(past_end - quote) > LongValues::kMinLength)
       long_values->add_string(static_cast<std::size_t>(quote - origin), static_cast<std::size_t>(past_end - origin));
