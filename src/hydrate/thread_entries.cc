@@ -16,7 +16,8 @@ namespace thread_mapping {
 // mapper's state: whether it is accepted, and what to report, depend only on
 // the entry, except for duplicate ids and missing seqs, which read_envelopes
 // settles in entry order.
-void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const {
+void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
+                         std::string& plan_values) const {
   auto fail = [&](std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
                   const std::string& message) {
     checker.diagnostics.push_back(diagnostic(doc, severity, path, offset, message));
@@ -78,7 +79,8 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
-    const JsonRef role_ref = ThreadDocument::find(e.message().begin == e.payload().begin ? pm : doc.members(e.message()), "role");
+    const auto mm = e.message().begin == e.payload().begin ? pm : doc.members(e.message());
+    const JsonRef role_ref = ThreadDocument::find(mm, "role");
     std::string role = doc.string_value(role_ref);
     if (role != want) {
       reject(payload_path() + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
@@ -86,6 +88,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
                 (role.empty() ? std::string("none") : quote_for_message(role)));
       return;
     }
+    take_plan_facts(doc, e, pm, mm, facts, plan_values);
   } else if (e.kind == Kind::kChat) {
     std::string role = doc.string_value(ThreadDocument::find(em, "role"));
     if (role != "user" && role != "assistant" && role != "system") {
@@ -96,12 +99,15 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       reject(e.path() + ".text", e.ref().begin, "missing (a chat entry needs its text)");
       return;
     }
+    facts.role = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
+    take_plan_facts(doc, e, em, {}, facts, plan_values);
   } else if (e.kind == Kind::kPiChunk) {
     if (doc.kind(doc.member(e.payload(), "event")) != RefKind::kObject) {
       fail(c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
       c.repair = "skipped-chunk-without-event";
       return;
     }
+    take_plan_facts(doc, e, doc.members(e.payload()), {}, facts, plan_values);
   } else if (e.kind == Kind::kPiCompaction) {
     if (doc.kind(e.payload()) != RefKind::kObject) {
       reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,
@@ -115,6 +121,34 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     return;
   }
   c.accepted = true;
+}
+
+// The value plan_echoes_and_user_replacements or plan_chunk_groups reads of
+// an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
+// pi.assistant's or pi.chunk's payload's; `message_members` its message's.
+void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
+                             const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) {
+  facts.value_begin = plan_values.size();
+  switch (e.kind) {
+    case Kind::kChat:
+      if (facts.role == ChatRole::kAssistant) plan_values += doc.string_value(ThreadDocument::find(entry_members, "piRef"));
+      break;
+    case Kind::kPiUser:
+      plan_values += doc.string_value(ThreadDocument::find(entry_members, "chatRef"));
+      break;
+    case Kind::kPiAssistant:
+      plan_values += doc.raw(ThreadDocument::find(message_members, "timestamp"));
+      break;
+    case Kind::kPiChunk: {
+      const JsonRef key = ThreadDocument::find(entry_members, "streamKey");
+      facts.has_value = key.valid();
+      plan_values += doc.raw(key);
+      break;
+    }
+    default:
+      break;
+  }
+  facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
 
 bool Mapper::read_envelopes() {
@@ -177,6 +211,7 @@ bool Mapper::read_envelopes() {
   }
   out_.entry_count = n;
   std::vector<JsonRef>().swap(entries);
+  plan_facts_.assign(n, PlanFacts{});
   // The ids settled so far (kept entries, and skipped ones until the end,
   // for duplicates), found by open addressing over envs_ positions.
   std::size_t kept = 0;
@@ -222,7 +257,7 @@ bool Mapper::read_envelopes() {
       EntryCheck c;
       checker.ids.clear();
       checker.diagnostics.clear();
-      check_entry(doc_, envs_[i], c, checker);
+      check_entry(doc_, envs_[i], c, checker, plan_facts_[i], plan_values_);
       std::size_t next_diagnostic = 0;
       settle(i, c, checker, next_diagnostic);
     }
@@ -233,12 +268,16 @@ bool Mapper::read_envelopes() {
     const std::size_t half = n / 2;
     std::vector<EntryCheck> second_half(n - half);
     Checker second_checker;
+    std::string second_values;
     const ThreadDocument second_reader = doc_.second_reader();
     run_beside(
         [&] {
-          for (std::size_t i = half; i < n; ++i) check_entry(second_reader, envs_[i], second_half[i - half], second_checker);
+          for (std::size_t i = half; i < n; ++i)
+            check_entry(second_reader, envs_[i], second_half[i - half], second_checker, plan_facts_[i], second_values);
         },
         [&] { check_and_settle(0, half); });
+    for (std::size_t i = half; i < n; ++i) plan_facts_[i].value_begin += plan_values_.size();
+    plan_values_ += second_values;
     std::size_t next_diagnostic = 0;
     for (std::size_t i = half; i < n; ++i) settle(i, second_half[i - half], second_checker, next_diagnostic);
   }

@@ -16,7 +16,7 @@ constexpr const char* kZeroUsage =
     "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
     "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
 
-std::string Mapper::text_of_message(JsonRef message) {
+std::string Mapper::text_of_message(JsonRef message) const {
   JsonRef content = doc_.member(message, "content");
   if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
   std::string text;

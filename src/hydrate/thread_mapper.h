@@ -102,6 +102,21 @@ struct Envelope {
 };
 static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it small");
 
+// What planning (R3, R6, R7) reads of an entry, taken by check_entry while
+// the entry is at hand: walking the export again to plan would map its
+// pages in once more. Texts are not taken: they are compared only when a
+// reference does not settle the match, and read then.
+enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
+struct PlanFacts {
+  std::uint64_t value_begin = 0;  // the value: Mapper::plan_values_ from value_begin
+  std::uint32_t value_size = 0;
+  ChatRole role = ChatRole::kNone;  // a chat entry's
+  // The value is a chat assistant's piRef, a pi.user's chatRef (both
+  // decoded; "" when not a string), a pi.assistant's message timestamp or
+  // a pi.chunk's streamKey (both as written; has_value: the chunk has one).
+  bool has_value = false;
+};
+
 // One line of the converted session after the header, as compaction anchors
 // need it. There is one per message, so its tool call ids are kept in one
 // string (Mapper::tool_ids_), each as a 4-byte length and its bytes.
@@ -160,8 +175,12 @@ class Mapper {
     std::string ids;
     Diagnostics diagnostics;
   };
-  // Fills `e` (its index and ref set), except its id.
-  void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker) const;
+  // Fills `e` (its index and ref set), except its id, and its plan facts
+  // (their values go to `plan_values`).
+  void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
+                   std::string& plan_values) const;
+  static void take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
+                              const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values);
   bool read_envelopes();
   // Envelope positions by id; positions change when envelopes are sorted
   // or dropped, so an index holds only between those.
@@ -177,7 +196,7 @@ class Mapper {
     std::map<std::string, std::uint64_t> repairs;
     Diagnostics diagnostics;
   };
-  void plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found);
+  void plan_chunk_groups(ChunkFindings& found);
   void plan_echoes_and_chunks(const EnvelopesById& by_id);
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
@@ -194,7 +213,7 @@ class Mapper {
   std::string partial_line(const std::vector<std::size_t>& group);
   void resume_model(std::string& api, std::string& provider, std::string& model);
   std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
-  std::string text_of_message(JsonRef message);
+  std::string text_of_message(JsonRef message) const;
   // Members and elements of the value at `at` inside a message whose bytes
   // start at document offset `base`, with offsets relative to the message:
   // walked through the document, so tool output and images are stepped over.
@@ -224,6 +243,15 @@ class Mapper {
   JsonRef thread_;
   std::vector<Envelope> envs_;
   std::vector<Item> items_;
+  // Each entry's plan facts, by its position in the export (Envelope::index),
+  // from read_envelopes until planning is done.
+  std::vector<PlanFacts> plan_facts_;
+  std::string plan_values_;
+  const PlanFacts& facts_of(const Envelope& e) const { return plan_facts_[e.index]; }
+  std::string_view plan_value(const Envelope& e) const {
+    const PlanFacts& f = facts_of(e);
+    return std::string_view(plan_values_).substr(f.value_begin, f.value_size);
+  }
   std::string tool_ids_;  // see Item
   void add_tool_id(std::string_view id);
   std::vector<std::string_view> tool_ids_of(const Item& item) const;

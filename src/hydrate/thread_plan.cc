@@ -21,15 +21,11 @@ Mapper::EnvelopesById Mapper::envelopes_by_id() const {
 
 void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
   const std::size_t n = envs_.size();
-  // Each envelope's chat role, read once: the turn scans below look at many
-  // envelopes per chat turn, and reading a member walks the whole entry.
-  enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
+  // What check_entry took: the turn scans below look at many envelopes per
+  // chat turn, and reading a member walks the whole entry.
   std::vector<ChatRole> roles(n, ChatRole::kNone);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (envs_[i].kind != Kind::kChat) continue;
-    const std::string role = doc_.string_value(doc_.member(envs_[i].ref(), "role"));
-    roles[i] = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
-  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (envs_[i].kind == Kind::kChat) roles[i] = facts_of(envs_[i]).role;
   auto is_chat_user = [&](std::size_t i) { return roles[i] == ChatRole::kUser; };
   // previous_user[i]: the nearest chat user turn before envelope i, or -1.
   std::vector<std::int32_t> previous_user(n, -1);
@@ -37,7 +33,7 @@ void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
   for (std::size_t i = 0; i < n; ++i) {
     if (envs_[i].kind != Kind::kPiUser) continue;
     std::int64_t target = -1;
-    std::string chat_ref = doc_.string_value(doc_.member(envs_[i].payload(), "chatRef"));
+    const std::string_view chat_ref = plan_value(envs_[i]);
     if (!chat_ref.empty()) {
       const std::int64_t named = pos_of_id.find(chat_ref);
       if (named >= 0 && is_chat_user(static_cast<std::size_t>(named))) target = named;
@@ -73,7 +69,7 @@ void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
   };
   for (std::size_t i = 0; i < n; ++i) {
     if (roles[i] != ChatRole::kAssistant) continue;
-    std::string ref = doc_.string_value(doc_.member(envs_[i].ref(), "piRef"));
+    const std::string_view ref = plan_value(envs_[i]);
     if (!ref.empty()) {
       const std::int64_t named = pos_of_id.find(ref);
       if (named >= 0 && envs_[static_cast<std::size_t>(named)].kind == Kind::kPiAssistant) {
@@ -98,12 +94,12 @@ void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
 }
 
 // R6: chunk streams. Closed streams are dropped; interrupted ones follow --partial.
-// It reads the export through `doc` (a reader of its own) and writes only
-// the chunks' flags, partial_at_, partial_groups_ and `found`.
-void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) {
+// It reads only the plan facts, and writes only the chunks' flags,
+// partial_at_, partial_groups_ and `found`.
+void Mapper::plan_chunk_groups(ChunkFindings& found) {
   const std::size_t n = envs_.size();
-  std::unordered_map<std::string, std::vector<std::size_t>> by_key;
-  std::vector<std::string> key_order;
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_key;
+  std::vector<std::string_view> key_order;
   std::vector<std::size_t> run;
   std::vector<std::vector<std::size_t>> open_runs;
   auto close_run = [&](bool closed_by_assistant) {
@@ -115,17 +111,15 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
     }
     run.clear();
   };
-  std::unordered_map<std::string, bool> final_timestamps;
+  std::unordered_map<std::string_view, bool> final_timestamps;
   for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == Kind::kPiAssistant)
-      final_timestamps[std::string(doc.raw(doc.member(envs_[i].message(), "timestamp")))] = true;
+    if (envs_[i].kind == Kind::kPiAssistant) final_timestamps[plan_value(envs_[i])] = true;
   for (std::size_t i = 0; i < n; ++i) {
     const Envelope& e = envs_[i];
     if (e.kind == Kind::kPiChunk) {
       dropped_[i] = 1;
-      JsonRef key = doc.member(e.payload(), "streamKey");
-      if (key.valid()) {
-        std::string k(doc.raw(key));
+      if (facts_of(e).has_value) {
+        const std::string_view k = plan_value(e);
         if (!by_key.count(k)) key_order.push_back(k);
         by_key[k].push_back(i);
       } else {
@@ -138,7 +132,7 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
     }
   }
   close_run(false);
-  for (const std::string& k : key_order) {
+  for (const std::string_view k : key_order) {
     if (final_timestamps.count(k)) found.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
     else open_runs.push_back(by_key[k]);
   }
@@ -147,7 +141,7 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
   for (auto& group : open_runs) {
     const Envelope& last = envs_[group.back()];
     if (options_.partial == PartialPolicy::kDrop) {
-      found.diagnostics.push_back(diagnostic(doc, Severity::kWarning, last.path(), last.ref().begin,
+      found.diagnostics.push_back(diagnostic(doc_, Severity::kWarning, last.path(), last.ref().begin,
                                              "an interrupted stream of " + std::to_string(group.size()) +
                                                  " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)"));
       found.repairs["dropped-interrupted-stream"]++;
@@ -158,22 +152,23 @@ void Mapper::plan_chunk_groups(const ThreadDocument& doc, ChunkFindings& found) 
   }
 }
 
-// R3/R7 and R6 read different entries and set different flags, so the
-// chunk plan runs on the second core, through a reader of its own (the
-// document's caches are not shared); its findings follow the echo plan's.
+// R3/R7 and R6 set different flags, so the chunk plan runs on the second
+// core (it reads only plan facts, not the document, whose caches are not
+// shared); its findings follow the echo plan's.
 void Mapper::plan_echoes_and_chunks(const EnvelopesById& by_id) {
   dropped_.assign(envs_.size(), 0);
   replaced_by_.assign(envs_.size(), -1);
   ChunkFindings chunks;
   if (envs_.size() < options_.two_threads_from) {
     plan_echoes_and_user_replacements(by_id);
-    plan_chunk_groups(doc_, chunks);
+    plan_chunk_groups(chunks);
   } else {
-    const ThreadDocument second_reader = doc_.second_reader();
-    run_beside([&] { plan_chunk_groups(second_reader, chunks); }, [&] { plan_echoes_and_user_replacements(by_id); });
+    run_beside([&] { plan_chunk_groups(chunks); }, [&] { plan_echoes_and_user_replacements(by_id); });
   }
   for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
   out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
+  std::vector<PlanFacts>().swap(plan_facts_);  // planning is done with them
+  std::string().swap(plan_values_);
 }
 
 // R9's lookups: the envelope each compaction's firstKeptRef names (an
