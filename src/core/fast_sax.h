@@ -25,6 +25,11 @@
 //       // each string whose text the handler does not read (a value when
 //       // wants_text is false; a key or value inside an ignored container),
 //       // whether scanned or stepped over
+//   static constexpr std::size_t kElementLevel;
+//   void element(const char* begin, const char* past_end);
+//       // each element, inside an ignored container, of an array whose
+//       // elements sit at kElementLevel (counted as skip_rest counts, see
+//       // Continuation: 3 for the elements of a top-level object's array)
 #pragma once
 
 #include <cstddef>
@@ -72,6 +77,11 @@ template <typename Handler>
 struct SeesIgnoredStrings<Handler, std::void_t<decltype(std::declval<Handler&>().ignored_string(
                                        static_cast<const char*>(nullptr), static_cast<const char*>(nullptr)))>>
     : std::true_type {};
+
+template <typename Handler, typename = void>
+struct SeesElements : std::false_type {};
+template <typename Handler>
+struct SeesElements<Handler, std::void_t<decltype(Handler::kElementLevel)>> : std::true_type {};
 
 template <typename Handler>
 class FastSaxReader {
@@ -291,6 +301,14 @@ class FastSaxReader {
     // Where each of them opened, for a handler that sees skipped containers.
     // and whether whitespace separated tokens inside it (nested ones included).
     constexpr bool kSeesContainers = SeesSkippedContainers<Handler>::value;
+    // Where the element being read at the handler's element level began.
+    const char* element_begin = nullptr;
+    auto at_element_level = [&](std::size_t levels) {  // the `levels`-th innermost open container
+      if constexpr (SeesElements<Handler>::value)
+        return open.size() >= levels && open[open.size() - levels] == '[' &&
+               base + open.size() - (levels - 1) == Handler::kElementLevel;
+      return false;
+    };
     opened_at_.clear();
     loose_.clear();
     if constexpr (kSeesContainers) {
@@ -298,6 +316,8 @@ class FastSaxReader {
       loose_.push_back(false);
     }
     auto closed = [&] {  // p is past the closing bracket of open.back()
+      if constexpr (SeesElements<Handler>::value)
+        if (at_element_level(2)) handler_->element(element_begin, p);
       if constexpr (kSeesContainers) {
         const bool loose = loose_.back();
         if (rest_loose && open.size() == 1) *rest_loose = loose;
@@ -372,6 +392,7 @@ class FastSaxReader {
         case Need::kValue: break;
       }
       // A value inside the ignored container.
+      if (at_element_level(1)) element_begin = p;
       if (c == '{' || c == '[') {
         if (base + open.size() > max_depth_) return false;
         open += c;
@@ -398,6 +419,8 @@ class FastSaxReader {
         ok = scan_number(p);
       }
       if (!ok) return false;
+      if constexpr (SeesElements<Handler>::value)
+        if (at_element_level(1)) handler_->element(element_begin, p);
       need = Need::kCommaOrClose;
     }
   }

@@ -289,6 +289,13 @@ struct CheckCollectingLongValues : CheckOnly {
   void newline(const char* after) {
     if (line_starts) line_starts->push_back(static_cast<std::size_t>(after - origin));
   }
+  // The elements of a top-level object's arrays (see SecondThread).
+  static constexpr std::size_t kElementLevel = 3;
+  std::vector<ElementSpan>* elements = nullptr;
+  void element(const char* begin, const char* past_end) {
+    if (elements)
+      elements->push_back({static_cast<std::size_t>(begin - origin), static_cast<std::size_t>(past_end - origin)});
+  }
 };
 
 }  // namespace
@@ -306,11 +313,13 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
 
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second, std::vector<std::size_t>* line_starts) {
+                             const SecondThread& second, std::vector<std::size_t>* line_starts,
+                             std::vector<ElementSpan>* elements) {
   long_values.clear();
   CheckCollectingLongValues check;
   check.long_values = &long_values;
   check.line_starts = line_starts;
+  check.elements = elements;
   check.origin = text.data() - base;
   check.progress = ProgressReports(progress, base);
   FastSaxReader<CheckCollectingLongValues> reader;
@@ -329,10 +338,11 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
   // The guess: elements of an array inside the top-level object, at the
   // level skip_rest counts there (the object's reader is at depth 1, and
   // it and the array are open).
-  constexpr std::size_t kEntriesLevel = 3;
+  constexpr std::size_t kEntriesLevel = CheckCollectingLongValues::kElementLevel;
   const char* const at = text.data() + second.at;
   LongValues rest_values;
   std::vector<std::size_t> rest_line_starts;
+  std::vector<ElementSpan> rest_elements;
   const char* rest_end = nullptr;
   bool rest_loose = false;
   bool rest_valid_utf8 = false, joined = false;
@@ -350,6 +360,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
       CheckCollectingLongValues rest;
       rest.long_values = &rest_values;
       if (line_starts) rest.line_starts = &rest_line_starts;
+      if (elements) rest.elements = &rest_elements;
       rest.origin = check.origin;
       rest.progress = ProgressReports(rest_listener, base + second.at);
       FastSaxReader<CheckCollectingLongValues> rest_reader;
@@ -370,6 +381,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
     // The second half's long values follow the first's, strings in order.
     long_values.append(std::move(rest_values));
     if (line_starts) line_starts->insert(line_starts->end(), rest_line_starts.begin(), rest_line_starts.end());
+    if (elements) elements->insert(elements->end(), rest_elements.begin(), rest_elements.end());
     loose = rest_loose;
     joined = true;
     return rest_end;

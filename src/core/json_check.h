@@ -43,10 +43,14 @@ struct SecondThread {
 };
 // `line_starts` (optional) gets the offset past every newline between
 // tokens, in order; when the check returns true those are all of the text's
-// newlines (it accepts no raw newline inside a string).
+// newlines (it accepts no raw newline inside a string). `elements`
+// (optional) gets, in order, the span of every element of every array that
+// is a member of the top-level object (a thread export's entries), so that
+// they need not be found again.
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second, std::vector<std::size_t>* line_starts = nullptr);
+                             const SecondThread& second, std::vector<std::size_t>* line_starts = nullptr,
+                             std::vector<ElementSpan>* elements = nullptr);
 
 // What scan_string_contents saw besides the string's end.
 struct StringScan {

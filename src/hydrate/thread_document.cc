@@ -137,12 +137,15 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
   SecondThread second;
   second.at = guess_second_half(text);
   if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
-  if (!is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second, &layout_->line_starts)) {
+  if (!is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second, &layout_->line_starts,
+                               &layout_->top_array_elements)) {
     long_values_.clear();  // incomplete
     layout_->line_starts.assign(1, 0);
+    layout_->top_array_elements.clear();
     return false;
   }
   long_values_ready_ = true;
+  layout_->top_array_elements_known = true;
   root_ = {start, json_value_end(bytes, start, &long_values_)};
   release_before(bytes.size());
   return true;
@@ -265,6 +268,21 @@ std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
   std::function<void(std::size_t)> progress;
   if (residency_ || shared_residency_) progress = [this](std::size_t offset) { touch(offset); };
   for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress)) out.push_back({e.begin, e.end});
+  return out;
+}
+
+std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array) const {
+  if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray) return elements(array);
+  bool top = false;
+  for (const MemberSpan& m : cached_members(root_.begin)) top = top || m.value_begin == array.begin;
+  if (!top || kind(root_) != RefKind::kObject) return elements(array);
+  // Those inside the array's brackets are its own: any other array they
+  // could belong to is outside it.
+  const std::vector<ElementSpan>& all = layout_->top_array_elements;
+  auto first = std::lower_bound(all.begin(), all.end(), array.begin,
+                                [](const ElementSpan& e, std::size_t at) { return e.begin <= at; });
+  std::vector<JsonRef> out;
+  for (auto it = first; it != all.end() && it->begin < array.end; ++it) out.push_back({it->begin, it->end});
   return out;
 }
 

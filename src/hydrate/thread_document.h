@@ -77,6 +77,10 @@ class ThreadDocument {
   std::vector<MemberSpan> members(JsonRef object) const;
   static JsonRef find(const std::vector<MemberSpan>& members, std::string_view key);
   std::vector<JsonRef> elements(JsonRef array) const;
+  // The same for an array that is a member of the top-level object (the
+  // entries), from what the syntax check found when it could: then no byte
+  // of the export is read again.
+  std::vector<JsonRef> top_array_elements(JsonRef array) const;
   std::string string_value(JsonRef ref) const;                 // unescaped
   std::string_view raw(JsonRef ref) const { return bytes_.substr(ref.begin, ref.end - ref.begin); }
 
@@ -137,6 +141,10 @@ class ThreadDocument {
   struct Layout {
     std::vector<std::size_t> line_starts;
     std::vector<JsonRef> jsonl_entries;
+    // The elements of the top-level object's arrays, when the quick check
+    // settled the document in one pass (see top_array_elements).
+    std::vector<ElementSpan> top_array_elements;
+    bool top_array_elements_known = false;
   };
   std::shared_ptr<Layout> layout_ = std::make_shared<Layout>();
   LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them (shared by copies)

@@ -187,7 +187,7 @@ bool Mapper::read_envelopes() {
       error("entries", array.valid() ? array.begin : root.begin, array.valid() ? "expected an array" : "missing");
       return false;
     }
-    entries = doc_.elements(array);
+    entries = doc_.top_array_elements(array);
   }
   // Each entry is checked on its own, the second half on the second core
   // through a reader of its own; duplicates, the order keys of entries

@@ -652,6 +652,7 @@ TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
       "{\"a\":1}",
       "\xEF\xBB\xBF\n\n  {\"a\":\n[1,\r\n2]}\n",
       "\n{\n  \"a\": \"x\\ny\",\n  \"b\": [\n    {}\n  ]\n}\n\n\n",
+      "{\"t\":{\"x\":[1,[2]]},\"e\":[ 1 , \"s\",[[]],{\"y\":[3]} ],\"f\":[]}",
       big,
   };
   for (const std::string& text : documents) {
@@ -661,6 +662,24 @@ TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
     ASSERT_TRUE(full.parse(full_bytes, 64)) << text.substr(0, 80);
     EXPECT_EQ(one_pass.root().begin, full.root().begin);
     EXPECT_EQ(one_pass.root().end, full.root().end);
+    // The arrays' elements the syntax check recorded are those a walk finds,
+    // for the top-level object's arrays and (walked) for the others.
+    auto spans = [](const std::vector<JsonRef>& refs) {
+      std::vector<std::pair<std::size_t, std::size_t>> out;
+      for (const JsonRef& r : refs) out.emplace_back(r.begin, r.end);
+      return out;
+    };
+    std::vector<JsonRef> arrays;
+    for (const MemberSpan& m : full.members(full.root())) {
+      const JsonRef value{m.value_begin, m.value_end};
+      if (full.kind(value) == RefKind::kArray) arrays.push_back(value);
+      for (const MemberSpan& inner : full.members(value))
+        if (full.kind({inner.value_begin, inner.value_end}) == RefKind::kArray) arrays.push_back({inner.value_begin, inner.value_end});
+    }
+    for (const JsonRef& array : arrays) {
+      EXPECT_EQ(spans(one_pass.top_array_elements(array)), spans(full.elements(array))) << text.substr(array.begin, 40);
+      EXPECT_EQ(spans(full.top_array_elements(array)), spans(full.elements(array)));
+    }
     const std::size_t step = text.size() > 100000 ? 97 : 1;
     for (std::size_t at = 0; at < text.size(); at += step) {
       std::uint64_t line1 = 0, column1 = 0, line2 = 0, column2 = 0;

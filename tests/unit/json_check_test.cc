@@ -267,10 +267,14 @@ TEST(JsonCheckTest, CollectsTheLongValuesIndexFinds) {
 
 // The check on two threads: wherever the second starts (an entry, a value
 // deeper in, inside a string, the first element, an error on either side,
-// too deep), the answer and the long values are those of one thread.
+// too deep), the answer, the long values and the elements of the top-level
+// object's arrays are those of one thread, and the elements are the
+// entries' and the other array's exact spans.
 TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
   std::mt19937 rng(23);
   auto entry = [&](int i) {
+    const char* scalars[] = {"7", "\"s\"", "null", "[]", "-1.5e3", "true"};
+    if (rng() % 10 == 0) return std::string(scalars[rng() % 6]);  // not an object: still an element
     std::string e = "{\"id\":" + std::string(rng() % 8 == 0 ? " " : "") + "\"e" + std::to_string(i) +
                     "\",\"data\":{\"list\":[1,{\"k\":\"" +
                     std::string(rng() % 2 ? 300 : 20, 'x') + "\"},[2,3]]";
@@ -285,14 +289,19 @@ TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
     const std::string ws = separator == "," ? "" : "\n";
     std::string doc = "{\"format\":\"thread-export\",\"thread\":{\"id\":\"t\"},\"entries\":[" + ws;
     std::vector<std::size_t> starts;
+    std::vector<ElementSpan> expected;
     for (int i = 0; i < n; ++i) {
       if (i) doc += separator;
       starts.push_back(doc.size());
       doc += entry(i);
+      expected.push_back({starts.back(), doc.size()});
     }
-    doc += ws + "],\"after\":[" + std::string(rng() % 2 ? "1" : "") + "]}" + ws;
+    doc += ws + "],\"after\":[";
+    if (rng() % 2) expected.push_back({doc.size(), doc.size() + 1}), doc += "1";
+    doc += "]}" + ws;
+    bool spans_moved = false;
     switch (rng() % 6) {  // some documents are broken, on either side
-      case 0: doc.insert(starts[rng() % starts.size()] + 1, "x"); break;
+      case 0: doc.insert(starts[rng() % starts.size()] + 1, "x"), spans_moved = true; break;  // "s" stays valid
       case 1: doc.pop_back(), doc.pop_back(); break;
       case 2: doc += "{}"; break;
       default: break;
@@ -303,14 +312,24 @@ TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
     for (std::size_t at : guesses) {
       if (at == 0 || at >= doc.size()) continue;
       LongValues one, two;
+      std::vector<ElementSpan> one_elements, two_elements;
       SecondThread second;
       second.at = at;
       std::size_t reported = 0;
       second.progress = [&](std::size_t, std::size_t offset) { reported = std::max(reported, offset); };
-      const bool alone = is_certainly_valid_json(doc, depth, one, 0);
-      ASSERT_EQ(is_certainly_valid_json(doc, depth, two, 0, {}, second), alone) << at << "\n" << doc;
+      const bool alone = is_certainly_valid_json(doc, depth, one, 0, {}, SecondThread{}, nullptr, &one_elements);
+      ASSERT_EQ(is_certainly_valid_json(doc, depth, two, 0, {}, second, nullptr, &two_elements), alone) << at << "\n" << doc;
       if (alone) {
         EXPECT_TRUE(one == two) << at << "\n" << doc;
+        auto spans = [](const std::vector<ElementSpan>& v) {
+          std::vector<std::pair<std::size_t, std::size_t>> out;
+          for (const ElementSpan& e : v) out.emplace_back(e.begin, e.end);
+          return out;
+        };
+        EXPECT_EQ(spans(two_elements), spans(one_elements)) << at << "\n" << doc;
+        if (!spans_moved) {
+          EXPECT_EQ(spans(one_elements), spans(expected)) << doc;
+        }
       }
       joins_tried += std::find(starts.begin() + 1, starts.end(), at) != starts.end();
     }
