@@ -71,6 +71,8 @@ class LineSink {
   virtual void write_line(std::string_view line) = 0;
   // Whole lines, each ending with '\n' (by default, one write_line each).
   virtual void write_lines(std::string_view lines);
+  // A hint: about this many more bytes will be written (by default, ignored).
+  virtual void expect_bytes(std::uint64_t) {}
 };
 
 // Plans and writes the hydrated session. Returns false (with errors in the

@@ -31,6 +31,9 @@ class OutputFile final : public LineSink {
 
   void write_line(std::string_view line) override;
   void write_lines(std::string_view lines) override;
+  // Reserves the file's blocks ahead (see output_file.cc); what is not
+  // written is given back by finish().
+  void expect_bytes(std::uint64_t bytes) override;
   // Writes out what is buffered; the temporary file can then be read back
   // through fd() (verification reads it before it is synced).
   void flush();
@@ -51,6 +54,7 @@ class OutputFile final : public LineSink {
   void start_writeback();
   std::string buffer_;
   std::uint64_t written_ = 0;            // bytes written to the temporary file
+  bool reserved_ = false;                // expect_bytes reserved blocks past the end
   std::uint64_t writeback_started_ = 0;  // bytes whose writeback was started
   static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;  // written out when it holds this much
   static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;

@@ -264,16 +264,20 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   };
   constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
   std::vector<std::size_t> cuts{0};
-  std::uint64_t batch_bytes = 0;
+  std::uint64_t batch_bytes = 0, source_bytes = 0;
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     const Entry* e = source_entry(plan.entries[i]);
     batch_bytes += e ? e->length : 0;
+    source_bytes += (e ? e->length : 0) + 1;
     if (batch_bytes >= kBatchBytes) {
       cuts.push_back(i + 1);
       batch_bytes = 0;
     }
   }
   if (cuts.back() != plan.entries.size()) cuts.push_back(plan.entries.size());
+  // The output is about its source lines' size (edits change a few bytes a
+  // line; synthetic lines are short): a little more is announced.
+  sink.expect_bytes(source_bytes + source_bytes / 16);
   Batch mine, theirs;  // each batch's lines, rendered into one block
   for (std::size_t k = 0; k + 1 < cuts.size(); k += 2) {
     const bool helped = k + 2 < cuts.size();

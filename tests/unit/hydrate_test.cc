@@ -24,6 +24,7 @@
 #include "pihydrate/thread_export.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <sstream>
 
@@ -102,6 +103,40 @@ TEST(OutputFileTest, LinesAndBlocksOfAnySizeArriveInOrder) {
     output.copy_to(copied);
   }
   EXPECT_TRUE(copied.str() == expected) << copied.str().size() << " bytes, expected " << expected.size();
+}
+
+// Blocks reserved ahead (expect_bytes) are reserved past the end: the file
+// keeps its size while it is written (verification reads it then), writes
+// past the reservation go on as usual, and finish() gives back what was not
+// written, in both directions of a wrong guess.
+TEST(OutputFileTest, ReservedBlocksAreGivenBackAndTheSizeIsWhatWasWritten) {
+  const std::string dir = ::testing::TempDir();
+  for (const std::uint64_t guess : {std::uint64_t{8} << 20, std::uint64_t{1} << 10}) {
+    std::ostringstream copied;
+    const std::string line(100 << 10, 'r');  // ten of them: about 1 MiB
+    std::string expected;
+    OutputFile output(dir);
+    output.write_line("header");
+    expected += "header\n";
+    output.expect_bytes(guess);
+    struct stat st {};
+    for (int i = 0; i < 10; ++i) {
+      output.write_lines(line + "\n");
+      expected += line + "\n";
+    }
+    output.flush();
+    ASSERT_EQ(::fstat(output.fd(), &st), 0);
+    EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), expected.size()) << "the size is what was written";
+    if (guess > expected.size() && st.st_blocks * 512 < static_cast<off_t>(guess)) {
+      GTEST_SKIP() << "this file system does not reserve blocks past the end";
+    }
+    output.finish();
+    ASSERT_EQ(::fstat(output.fd(), &st), 0);
+    EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), expected.size());
+    EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, expected.size() + (64 << 10)) << "guess " << guess;
+    output.copy_to(copied);
+    EXPECT_TRUE(copied.str() == expected);
+  }
 }
 
 // Pass 2 reads lines again by offset into a scratch string it reuses (never
