@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <future>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "core/json_spans.h"
@@ -278,23 +281,49 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   // The output is about its source lines' size (edits change a few bytes a
   // line; synthetic lines are short): a little more is announced.
   sink.expect_bytes(source_bytes + source_bytes / 16);
-  Batch mine, theirs;  // each batch's lines, rendered into one block
-  for (std::size_t k = 0; k + 1 < cuts.size(); k += 2) {
-    const bool helped = k + 2 < cuts.size();
-    std::future<void> helper;
-    if (helped) helper = std::async(std::launch::async, [&, k] { render_batch(cuts[k + 1], cuts[k + 2], theirs); });
+  // This thread takes the even batches and a helper the odd ones. Each
+  // renders its batch, then writes it once the batch before is written:
+  // the output keeps plan order, and one thread's write overlaps the
+  // other's rendering.
+  const std::size_t batches = cuts.size() - 1;
+  std::mutex turn_mutex;
+  std::condition_variable turn_changed;
+  std::size_t next_to_write = 0;  // guarded by turn_mutex
+  bool stopped = false;           // guarded by turn_mutex: a thread failed, the other stops too
+  auto render_and_write = [&](std::size_t first, Batch& batch) {
+    for (std::size_t k = first; k < batches; k += 2) {
+      render_batch(cuts[k], cuts[k + 1], batch);
+      std::unique_lock<std::mutex> lock(turn_mutex);
+      turn_changed.wait(lock, [&] { return next_to_write == k || stopped; });
+      if (stopped) return;
+      lock.unlock();
+      write_batch(batch);
+      lock.lock();
+      next_to_write = k + 1;
+      turn_changed.notify_all();
+    }
+  };
+  auto stop_on_failure = [&](std::size_t first, Batch& batch, std::exception_ptr& failure) {
     try {
-      render_batch(cuts[k], cuts[k + 1], mine);
-      write_batch(mine);
+      render_and_write(first, batch);
     } catch (...) {
-      if (helper.valid()) helper.wait();  // it uses this frame
-      throw;
+      failure = std::current_exception();
+      std::lock_guard<std::mutex> lock(turn_mutex);
+      stopped = true;
+      turn_changed.notify_all();
     }
-    if (helped) {
-      helper.get();  // rethrows the helper's failure
-      write_batch(theirs);
-    }
+  };
+  Batch mine, theirs;  // each thread's batch, rendered into one block
+  std::exception_ptr my_failure, helper_failure;
+  if (batches > 1) {
+    std::thread helper([&] { stop_on_failure(1, theirs, helper_failure); });
+    stop_on_failure(0, mine, my_failure);
+    helper.join();
+  } else {
+    render_and_write(0, mine);
   }
+  if (my_failure) std::rethrow_exception(my_failure);
+  if (helper_failure) std::rethrow_exception(helper_failure);
   report.entries_written = plan.entries.size() + 1;
   return true;
 }

@@ -24,8 +24,10 @@
 #include "pihydrate/thread_export.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <sstream>
 
 namespace pihydrate {
@@ -167,6 +169,63 @@ TEST(Hydrate, HeaderGetsTheNewCwdAndEntriesAreCopiedByteForByte) {
   EXPECT_EQ(r.lines[1], user("u1", nullptr, "hi"));
   EXPECT_EQ(r.lines[2], assistant_call("a1", "u1", "c1"));  // 0.1 and 1e-7 untouched
   EXPECT_EQ(r.lines[3], result("r1", "a1", "c1"));
+}
+
+// A big session is written in batches of about a MiB, rendered by two
+// threads and written in turn: the lines come out in plan order, each
+// chained to the one before. A sink that fails on any write (the first
+// thread's or the second's) makes the hydration throw, without hanging.
+class FailingSink : public LineSink {
+ public:
+  explicit FailingSink(int fail_at) : fail_at_(fail_at) {}
+  void write_line(std::string_view) override { fail_if_due(); }
+  void write_lines(std::string_view) override { fail_if_due(); }
+
+ private:
+  void fail_if_due() {
+    if (++writes_ >= fail_at_) throw IoError("cannot write the output: no space left on device");
+  }
+  int fail_at_;
+
+ public:
+  std::atomic<int> writes_{0};  // the failing one included: nothing is written after it
+};
+
+TEST(Hydrate, BatchesOfABigSessionComeOutInOrderAndAFailedWriteStopsBoth) {
+  std::string text = kHeader + "\n";
+  const std::string padding(2000, 'p');
+  std::string parent = "";
+  constexpr int kEntries = 4000;  // about 8 MiB: eight batches
+  for (int i = 0; i < kEntries; ++i) {
+    const std::string id = "u" + std::to_string(i);
+    text += user(id.c_str(), parent.empty() ? nullptr : parent.c_str(), (std::to_string(i) + "-" + padding).c_str()) + "\n";
+    parent = id;
+  }
+  const Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), kEntries + 1u);
+  std::string previous_id;
+  for (int i = 0; i < kEntries; ++i) {
+    rapidjson::Document d;
+    d.Parse(r.lines[static_cast<std::size_t>(i) + 1].c_str());
+    ASSERT_FALSE(d.HasParseError()) << i;
+    EXPECT_EQ(std::string(d["message"]["content"].GetString()), std::to_string(i) + "-" + padding) << "line " << i;
+    if (i > 0) {
+      EXPECT_EQ(std::string(d["parentId"].GetString()), previous_id) << i;
+    }
+    previous_id = d["id"].GetString();
+  }
+  for (int fail_at : {1, 2, 3, 4, 6, 9}) {
+    auto source = make_memory_source(text);
+    SessionIndex index = build_session_index(*source, "in.jsonl");
+    auto lines = make_memory_line_source(text);
+    HydrateOptions o;
+    o.cwd = "/sandbox";
+    FailingSink sink(fail_at);
+    HydrateReport report;
+    EXPECT_THROW(hydrate_session(index, *lines, o, sink, report), IoError) << "failing write " << fail_at;
+    EXPECT_EQ(sink.writes_.load(), fail_at) << "a write after the failed one";
+  }
 }
 
 TEST(Hydrate, AbandonedBranchIsLeftOut) {
