@@ -121,6 +121,7 @@ void Mapper::emit_assistant(std::size_t env) {
   };
   const MemberSpan* content = find_member(members, "content");
   bool has_calls = false;
+  std::vector<std::string> call_ids;  // each toolCall block's id ("" when not a string), for the item
   if (content && msg[content->value_begin] == '[') {
     // The kept blocks; the array is rebuilt only when one is dropped (nearly
     // never), not copied for every message.
@@ -135,6 +136,10 @@ void Mapper::emit_assistant(std::size_t env) {
         if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
           has_text = true;
           empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)
+        }
+        if (type == "toolCall") {
+          const MemberSpan* id = find_member(block, "id");
+          call_ids.push_back(id && msg[id->value_begin] == '"' ? json_string_value(msg, id->value_begin) : std::string());
         }
       }
       if (type == "toolCall") has_calls = true;
@@ -186,6 +191,7 @@ void Mapper::emit_assistant(std::size_t env) {
   if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
   model_of(e.message(), last_api_, last_provider_, last_model_);
   emit_message(env, edits, msg);
+  for (const std::string& id : call_ids) add_tool_id(id);
 }
 
 // R5: the verbatim ToolResultMessage; string content is wrapped.
@@ -500,10 +506,9 @@ void Mapper::emit_all() {
                   ",\"message\":" + std::string(doc_.raw(e.message())) + "}");
       items_.back().is_user_turn = true;
     } else if (e.kind == Kind::kPiAssistant) {
-      // The message is copied verbatim around edits that add no whitespace.
+      // The message is copied verbatim around edits that add no whitespace;
+      // its item gets its tool calls' ids.
       emit_assistant(i);
-      for (JsonRef block : doc_.elements(doc_.member(e.message(), "content")))
-        if (doc_.string_value(doc_.member(block, "type")) == "toolCall") add_tool_id(doc_.string_value(doc_.member(block, "id")));
     } else if (e.kind == Kind::kPiToolResult) {
       emit_tool_result(i);
       items_.back().is_tool_result = true;
