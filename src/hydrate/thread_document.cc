@@ -278,11 +278,15 @@ std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array) const {
   if (!top || kind(root_) != RefKind::kObject) return elements(array);
   // Those inside the array's brackets are its own: any other array they
   // could belong to is outside it.
-  const std::vector<ElementSpan>& all = layout_->top_array_elements;
+  std::vector<ElementSpan> all = std::move(layout_->top_array_elements);
+  layout_->top_array_elements_known = false;
   auto first = std::lower_bound(all.begin(), all.end(), array.begin,
                                 [](const ElementSpan& e, std::size_t at) { return e.begin <= at; });
+  auto last = first;
+  while (last != all.end() && last->begin < array.end) ++last;
   std::vector<JsonRef> out;
-  for (auto it = first; it != all.end() && it->begin < array.end; ++it) out.push_back({it->begin, it->end});
+  out.reserve(static_cast<std::size_t>(last - first));
+  for (auto it = first; it != last; ++it) out.push_back({it->begin, it->end});
   return out;
 }
 

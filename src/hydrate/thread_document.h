@@ -79,7 +79,8 @@ class ThreadDocument {
   std::vector<JsonRef> elements(JsonRef array) const;
   // The same for an array that is a member of the top-level object (the
   // entries), from what the syntax check found when it could: then no byte
-  // of the export is read again.
+  // of the export is read again. What it found is handed over once (a big
+  // export has hundreds of thousands of entries): a second call walks.
   std::vector<JsonRef> top_array_elements(JsonRef array) const;
   std::string string_value(JsonRef ref) const;                 // unescaped
   std::string_view raw(JsonRef ref) const { return bytes_.substr(ref.begin, ref.end - ref.begin); }

@@ -167,8 +167,12 @@ void Mapper::plan_echoes_and_chunks(const EnvelopesById& by_id) {
   }
   for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
   out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
-  std::vector<PlanFacts>().swap(plan_facts_);  // planning is done with them
+  // Planning is done with the facts. Their memory goes back to the system
+  // now: trimmed later, after the envelopes are compacted above it, it
+  // stayed (7 MiB more at the peak of a 1 GiB export's conversion).
+  std::vector<PlanFacts>().swap(plan_facts_);
   std::string().swap(plan_values_);
+  return_freed_heap();
 }
 
 // R9's lookups: the envelope each compaction's firstKeptRef names (an
