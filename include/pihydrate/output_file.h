@@ -38,7 +38,9 @@ class OutputFile final : public LineSink {
   // through fd() (verification reads it before it is synced).
   void flush();
   int fd() const { return fd_; }
-  // Flushes and fsyncs.
+  // Flushes and fsyncs, once: later calls do nothing. It may run on
+  // another thread while this one reads the file through fd() (the
+  // verification), but nothing else may use the OutputFile meanwhile.
   void finish();
   const std::string& temp_path() const { return temp_path_; }
   // Renames the temporary file to `target` (refusing an existing one unless
@@ -59,6 +61,7 @@ class OutputFile final : public LineSink {
   static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;  // written out when it holds this much
   static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;
   bool done_ = false;
+  bool finished_ = false;
 };
 
 // Refusals shared by every writer: a target that is a symlink, that is the

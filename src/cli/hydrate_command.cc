@@ -12,6 +12,7 @@
 #include <map>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include <boost/filesystem.hpp>
 #include <cxxopts.hpp>
@@ -571,6 +572,23 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   if (ok) {
     output.flush();
     if (verify) {
+      // The file is synced to disk while it is verified: the fsync mostly
+      // waits for the disk, and the verification needs the cores. A file
+      // that fails verification is removed all the same.
+      std::exception_ptr sync_error;
+      std::thread syncer([&] {
+        try {
+          output.finish();
+        } catch (...) {
+          sync_error = std::current_exception();
+        }
+      });
+      struct JoinOnExit {
+        std::thread& thread;
+        ~JoinOnExit() {
+          if (thread.joinable()) thread.join();  // it uses this frame, even when verifying throws
+        }
+      } join_syncer{syncer};
       // The written file is read back (from the page cache) and validated
       // as pi would load it.
       ValidateOptions vo;
@@ -586,6 +604,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
         report.diagnostics.push_back(d);
         ok = false;
       }
+      syncer.join();
+      if (sync_error) std::rethrow_exception(sync_error);
     }
   }
   if (ok) {

@@ -132,11 +132,13 @@ void OutputFile::expect_bytes(std::uint64_t bytes) {
 }
 
 void OutputFile::finish() {
+  if (finished_) return;
   flush();
   // Blocks reserved past the end are given back (a truncation to the same size).
   if (reserved_ && ::ftruncate(fd_, static_cast<off_t>(written_)) != 0)
     throw IoError("cannot truncate " + temp_path_ + ": " + errno_text());
   if (::fsync(fd_) != 0) throw IoError("cannot sync " + temp_path_ + ": " + errno_text());
+  finished_ = true;
 }
 
 void OutputFile::commit(const std::string& target, bool overwrite) {
