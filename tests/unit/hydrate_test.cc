@@ -598,6 +598,57 @@ TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
 // The session as SpoolIndexer stores it (the bytes between borrowed runs)
 // and reads it back through its layout: any range, wherever it starts and
 // ends (in a run, between runs, across blocks), is the session's bytes.
+// Borrowed runs that follow each other in the export, as a conversion's
+// do, are read a group at a time (one preadv, the bytes between them into
+// scratch): small gaps, gaps too big to read through, groups longer than
+// one call takes, and a run that goes back in the export all read back
+// the session's bytes.
+TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
+  std::mt19937 rng(5);
+  std::string exported(4 << 20, ' ');
+  for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
+  FILE* export_file = std::tmpfile();
+  FILE* spool_file = std::tmpfile();
+  ASSERT_TRUE(export_file && spool_file);
+  ASSERT_EQ(::pwrite(fileno(export_file), exported.data(), exported.size(), 0), static_cast<ssize_t>(exported.size()));
+  std::string session;
+  SpoolLayout layout;
+  {
+    SpoolIndexer indexer(fileno(spool_file), "spool");
+    std::size_t from = 0;
+    for (int b = 0; b < 8; ++b) {
+      SpoolBlock block;
+      for (int line = 0; line < 400; ++line) {
+        block.bytes += "{\"type\":\"custom\",\"data\":\"";
+        const std::size_t length = 1 + rng() % 300;
+        const std::uint32_t pick = b < 5 ? 10 : rng() % 100;  // the first 2000 runs in one group, as far as a call goes
+        from += pick < 2 ? (100 << 10) : pick < 4 ? 0 : rng() % 400;  // a big gap, none, or a small one
+        if (pick == 50) from = rng() % (from + 1);                       // back in the export
+        if (from + length > exported.size()) from = 0;
+        block.borrowed.push_back({block.bytes.size(), from, length});
+        block.bytes.append(exported, from, length);
+        from += length;
+        block.bytes += "\"}\n";
+      }
+      session += block.bytes;
+      indexer.append(block);
+    }
+    indexer.finish();
+    layout = indexer.take_layout();
+  }
+  EXPECT_EQ(layout.run_count(), 3200u);
+  auto source = make_spool_line_source(fileno(spool_file), fileno(export_file), std::move(layout), "spool");
+  std::string scratch;
+  EXPECT_TRUE(source->read(0, session.size(), scratch) == session) << "all 3200 runs at once";
+  for (int i = 0; i < 200; ++i) {
+    const std::uint64_t offset = rng() % session.size();
+    const std::uint64_t length = rng() % (session.size() - offset + 1);
+    ASSERT_TRUE(source->read(offset, length, scratch) == std::string_view(session).substr(offset, length)) << offset << " " << length;
+  }
+  std::fclose(export_file);
+  std::fclose(spool_file);
+}
+
 TEST(ThreadSpoolTest, ALayoutReadsBackAnyRangeOfTheSession) {
   std::mt19937 rng(3);
   std::string exported(1 << 16, ' ');
