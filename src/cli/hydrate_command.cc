@@ -605,7 +605,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
         ok = false;
       }
       syncer.join();
-      if (sync_error) std::rethrow_exception(sync_error);
+      // A file that failed verification is not written: how its sync went does not matter.
+      if (sync_error && ok) std::rethrow_exception(sync_error);
     }
   }
   if (ok) {
