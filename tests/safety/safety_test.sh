@@ -36,6 +36,9 @@ printf '{"type":"message"}\n' > "$work/noheader.jsonl"
 printf '{"format":"thread-export","version":2}' > "$work/bad.json"
 python3 "$root/tools/gen_corpus.py" --kind session --size 160M --seed 3 -o "$work/big.jsonl"
 big="$work/big.jsonl"
+for kind in session thread; do
+  python3 "$root/tools/gen_corpus.py" --kind $kind --size 2M --seed 3 -o "$work/full-$kind.json"
+done
 # Crafted names: a header id and timestamp that climb out of the target, an id
 # with '/', an id too long for a file name, a thread whose id, createdAt and
 # entry id climb out.
@@ -51,10 +54,8 @@ doc["thread"]["createdAt"] = "../../../evil"
 doc["entries"][0]["id"] = "../../../e1"
 json.dump(doc, open(sys.argv[2], "w"))
 EOF
-inputs=("$session" "$thread" "$work/noheader.jsonl" "$work/bad.json" "$big" "$work/evil-id.jsonl"
+inputs=("$session" "$thread" "$work/noheader.jsonl" "$work/bad.json" "$big" "$work/full-session.json" "$work/full-thread.json" "$work/evil-id.jsonl"
         "$work/slash-id.jsonl" "$work/long-id.jsonl" "$work/evil-thread.json")
-large="$root/../shared/fixtures/pi-real/large-session.jsonl"
-[ -f "$large" ] && inputs+=("$large")
 sum_before=$(sha256sum "$session" "$thread")
 all_before=$(sha256sum "${inputs[@]}")
 
@@ -175,16 +176,17 @@ code=$?
 check "verification failure: exit 1, no output, no temporary file" \
   '[ $spooling -eq 1 ] && [ $code -eq 1 ] && grep -q "output failed verification" "$vf/err.txt" && [ ! -e "$vf/out/out.jsonl" ] && [ "$(leftovers "$vf")" -eq 0 ]'
 
-# ---- Disk full: a 64 KiB tmpfs cannot hold the hydrated fixture.
+# ---- Disk full: a 64 KiB tmpfs cannot hold either hydrated input (a
+# session and a thread export of 2 MiB each; the output's blocks are
+# reserved ahead, which must fail the same way).
 mkdir -p "$work/small"
 if mount -t tmpfs -o size=64k tmpfs "$work/small" 2> /dev/null; then
-  if [ -f "$large" ]; then
-    "$bin" --session "$large" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
-  else
-    "$bin" --thread "$thread" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
-  fi
-  code=$?
-  check "disk full: exit 2, no partial output, no temporary file" '[ $code -eq 2 ] && [ ! -e "$work/small/out.jsonl" ] && [ "$(leftovers "$work/small")" -eq 0 ]'
+  for kind in session thread; do
+    "$bin" --$kind "$work/full-$kind.json" --cwd "$work" -o "$work/small/out.jsonl" 2> "$work/err.txt"
+    code=$?
+    check "disk full ($kind): exit 2, no partial output, no temporary file" \
+      '[ $code -eq 2 ] && grep -q "No space left on device" "$work/err.txt" && [ ! -e "$work/small/out.jsonl" ] && [ "$(leftovers "$work/small")" -eq 0 ]'
+  done
   umount "$work/small"
 else
   echo "skip: cannot mount a tmpfs here (disk-full case)"
