@@ -12,7 +12,6 @@
 #include <map>
 #include <ostream>
 #include <sstream>
-#include <thread>
 
 #include <boost/filesystem.hpp>
 #include <cxxopts.hpp>
@@ -20,6 +19,7 @@
 #include <rapidjson/writer.h>
 
 #include "cli/commands.h"
+#include "core/run_beside.h"
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
@@ -576,35 +576,31 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       // waits for the disk, and the verification needs the cores. A file
       // that fails verification is removed all the same.
       std::exception_ptr sync_error;
-      std::thread syncer([&] {
-        try {
-          output.finish();
-        } catch (...) {
-          sync_error = std::current_exception();
-        }
-      });
-      struct JoinOnExit {
-        std::thread& thread;
-        ~JoinOnExit() {
-          if (thread.joinable()) thread.join();  // it uses this frame, even when verifying throws
-        }
-      } join_syncer{syncer};
-      // The written file is read back (from the page cache) and validated
-      // as pi would load it.
-      ValidateOptions vo;
-      vo.pi_version = ho.pi_version;
-      vo.check_cwd = !allow_missing_cwd;
-      IndexOptions output_index = ho.index;
-      output_index.known_strings = &carried;
-      SessionIndex written = build_file_index(output.fd(), to_stdout ? "<output>" : out_file, output_index);
-      FileReport verdict = validate_index(written, vo);
-      for (Diagnostic& d : verdict.diagnostics) {
-        if (d.severity != Severity::kError) continue;
-        d.message = "output failed verification: " + d.message;
-        report.diagnostics.push_back(d);
-        ok = false;
-      }
-      syncer.join();
+      run_beside(
+          [&] {
+            try {
+              output.finish();
+            } catch (...) {
+              sync_error = std::current_exception();
+            }
+          },
+          [&] {
+            // The written file is read back (from the page cache) and
+            // validated as pi would load it.
+            ValidateOptions vo;
+            vo.pi_version = ho.pi_version;
+            vo.check_cwd = !allow_missing_cwd;
+            IndexOptions output_index = ho.index;
+            output_index.known_strings = &carried;
+            SessionIndex written = build_file_index(output.fd(), to_stdout ? "<output>" : out_file, output_index);
+            FileReport verdict = validate_index(written, vo);
+            for (Diagnostic& d : verdict.diagnostics) {
+              if (d.severity != Severity::kError) continue;
+              d.message = "output failed verification: " + d.message;
+              report.diagnostics.push_back(d);
+              ok = false;
+            }
+          });
       // A file that failed verification is not written: how its sync went does not matter.
       if (sync_error && ok) std::rethrow_exception(sync_error);
     }

@@ -3,12 +3,11 @@
 #include <cstdio>
 #include <cstring>
 #include <condition_variable>
-#include <exception>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include "core/json_spans.h"
+#include "core/run_beside.h"
 #include "hydrate/plan.h"
 #include "pi/nodes_by_id.h"
 #include "pihydrate/errors.h"
@@ -303,27 +302,21 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
       turn_changed.notify_all();
     }
   };
-  auto stop_on_failure = [&](std::size_t first, Batch& batch, std::exception_ptr& failure) {
+  auto stopping_the_other_on_failure = [&](std::size_t first, Batch& batch) {
     try {
       render_and_write(first, batch);
     } catch (...) {
-      failure = std::current_exception();
       std::lock_guard<std::mutex> lock(turn_mutex);
       stopped = true;
       turn_changed.notify_all();
+      throw;
     }
   };
   Batch mine, theirs;  // each thread's batch, rendered into one block
-  std::exception_ptr my_failure, helper_failure;
-  if (batches > 1) {
-    std::thread helper([&] { stop_on_failure(1, theirs, helper_failure); });
-    stop_on_failure(0, mine, my_failure);
-    helper.join();
-  } else {
+  if (batches > 1)
+    run_beside([&] { stopping_the_other_on_failure(1, theirs); }, [&] { stopping_the_other_on_failure(0, mine); });
+  else
     render_and_write(0, mine);
-  }
-  if (my_failure) std::rethrow_exception(my_failure);
-  if (helper_failure) std::rethrow_exception(helper_failure);
   report.entries_written = plan.entries.size() + 1;
   return true;
 }

@@ -272,10 +272,11 @@ std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
 }
 
 std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array) const {
-  if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray) return elements(array);
+  if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray || kind(root_) != RefKind::kObject)
+    return elements(array);
   bool top = false;
   for (const MemberSpan& m : cached_members(root_.begin)) top = top || m.value_begin == array.begin;
-  if (!top || kind(root_) != RefKind::kObject) return elements(array);
+  if (!top) return elements(array);
   // Those inside the array's brackets are its own: any other array they
   // could belong to is outside it.
   std::vector<ElementSpan> all = std::move(layout_->top_array_elements);

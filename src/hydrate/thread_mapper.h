@@ -5,15 +5,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "core/index_by_key.h"
+#include "core/run_beside.h"
 #include "core/json_spans.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/diagnostic.h"
@@ -36,29 +35,6 @@ std::string normalize_space(const std::string& s);
 enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
 Kind kind_of(std::string_view text);
 const char* kind_name(Kind kind);
-
-// Runs `beside` on a second thread while `here` runs on this one, and
-// returns once both are done; an exception from either is rethrown (this
-// thread's first). `beside` must touch nothing `here` writes.
-template <typename Beside, typename Here>
-void run_beside(Beside beside, Here here) {
-  std::exception_ptr beside_error;
-  std::thread helper([&] {
-    try {
-      beside();
-    } catch (...) {
-      beside_error = std::current_exception();
-    }
-  });
-  try {
-    here();
-  } catch (...) {
-    helper.join();  // it uses this frame
-    throw;
-  }
-  helper.join();
-  if (beside_error) std::rethrow_exception(beside_error);
-}
 
 // Hands the heap memory freed so far back to the system. glibc keeps what a
 // thread's arena freed mapped (the planning helpers', tens of MiB on a big

@@ -21,12 +21,11 @@ Mapper::EnvelopesById Mapper::envelopes_by_id() const {
 
 void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
   const std::size_t n = envs_.size();
-  // What check_entry took: the turn scans below look at many envelopes per
-  // chat turn, and reading a member walks the whole entry.
-  std::vector<ChatRole> roles(n, ChatRole::kNone);
-  for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == Kind::kChat) roles[i] = facts_of(envs_[i]).role;
-  auto is_chat_user = [&](std::size_t i) { return roles[i] == ChatRole::kUser; };
+  // Roles are those check_entry took (kNone but for chat entries): the turn
+  // scans below look at many envelopes per chat turn, and reading a member
+  // walks the whole entry.
+  auto role_of = [&](std::size_t i) { return facts_of(envs_[i]).role; };
+  auto is_chat_user = [&](std::size_t i) { return role_of(i) == ChatRole::kUser; };
   // previous_user[i]: the nearest chat user turn before envelope i, or -1.
   std::vector<std::int32_t> previous_user(n, -1);
   for (std::size_t i = 1; i < n; ++i) previous_user[i] = is_chat_user(i - 1) ? static_cast<std::int32_t>(i - 1) : previous_user[i - 1];
@@ -68,7 +67,7 @@ void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
     return text_cache.emplace(j, std::make_pair(normalize_space(joined), normalize_space(glued))).first->second;
   };
   for (std::size_t i = 0; i < n; ++i) {
-    if (roles[i] != ChatRole::kAssistant) continue;
+    if (role_of(i) != ChatRole::kAssistant) continue;
     const std::string_view ref = plan_value(envs_[i]);
     if (!ref.empty()) {
       const std::int64_t named = pos_of_id.find(ref);

@@ -595,9 +595,25 @@ TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
   }
 }
 
-// The session as SpoolIndexer stores it (the bytes between borrowed runs)
-// and reads it back through its layout: any range, wherever it starts and
-// ends (in a run, between runs, across blocks), is the session's bytes.
+// An export of random letters in a temporary file, and an empty spool file.
+struct SpoolTestFiles {
+  SpoolTestFiles(std::size_t export_size, std::mt19937& rng) : exported(export_size, ' ') {
+    for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
+    export_file = std::tmpfile();
+    spool_file = std::tmpfile();
+    written = export_file && spool_file &&
+              ::pwrite(fileno(export_file), exported.data(), exported.size(), 0) == static_cast<ssize_t>(exported.size());
+  }
+  ~SpoolTestFiles() {
+    if (export_file) std::fclose(export_file);
+    if (spool_file) std::fclose(spool_file);
+  }
+  std::string exported;
+  FILE* export_file = nullptr;
+  FILE* spool_file = nullptr;
+  bool written = false;
+};
+
 // Borrowed runs that follow each other in the export, as a conversion's
 // do, are read a group at a time (one preadv, the bytes between them into
 // scratch): small gaps, gaps too big to read through, groups longer than
@@ -605,16 +621,13 @@ TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
 // the session's bytes.
 TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
   std::mt19937 rng(5);
-  std::string exported(4 << 20, ' ');
-  for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
-  FILE* export_file = std::tmpfile();
-  FILE* spool_file = std::tmpfile();
-  ASSERT_TRUE(export_file && spool_file);
-  ASSERT_EQ(::pwrite(fileno(export_file), exported.data(), exported.size(), 0), static_cast<ssize_t>(exported.size()));
+  SpoolTestFiles files(4 << 20, rng);
+  ASSERT_TRUE(files.written);
+  const std::string& exported = files.exported;
   std::string session;
   SpoolLayout layout;
   {
-    SpoolIndexer indexer(fileno(spool_file), "spool");
+    SpoolIndexer indexer(fileno(files.spool_file), "spool");
     std::size_t from = 0;
     for (int b = 0; b < 8; ++b) {
       SpoolBlock block;
@@ -637,7 +650,7 @@ TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
     layout = indexer.take_layout();
   }
   EXPECT_EQ(layout.run_count(), 3200u);
-  auto source = make_spool_line_source(fileno(spool_file), fileno(export_file), std::move(layout), "spool");
+  auto source = make_spool_line_source(fileno(files.spool_file), fileno(files.export_file), std::move(layout), "spool");
   std::string scratch;
   EXPECT_TRUE(source->read(0, session.size(), scratch) == session) << "all 3200 runs at once";
   for (int i = 0; i < 200; ++i) {
@@ -645,18 +658,18 @@ TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
     const std::uint64_t length = rng() % (session.size() - offset + 1);
     ASSERT_TRUE(source->read(offset, length, scratch) == std::string_view(session).substr(offset, length)) << offset << " " << length;
   }
-  std::fclose(export_file);
-  std::fclose(spool_file);
 }
 
+// The session as SpoolIndexer stores it (the bytes between borrowed runs)
+// and reads it back through its layout: any range, wherever it starts and
+// ends (in a run, between runs, across blocks), is the session's bytes.
 TEST(ThreadSpoolTest, ALayoutReadsBackAnyRangeOfTheSession) {
   std::mt19937 rng(3);
-  std::string exported(1 << 16, ' ');
-  for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
-  FILE* export_file = std::tmpfile();
-  FILE* spool_file = std::tmpfile();
-  ASSERT_TRUE(export_file && spool_file);
-  ASSERT_EQ(::pwrite(fileno(export_file), exported.data(), exported.size(), 0), static_cast<ssize_t>(exported.size()));
+  SpoolTestFiles files(1 << 16, rng);
+  ASSERT_TRUE(files.written);
+  const std::string& exported = files.exported;
+  FILE* const export_file = files.export_file;
+  FILE* const spool_file = files.spool_file;
   std::string session;
   SpoolLayout layout;
   std::uint64_t stored = 0;
@@ -700,8 +713,6 @@ TEST(ThreadSpoolTest, ALayoutReadsBackAnyRangeOfTheSession) {
   // The export cut short: a borrowed run cannot be read.
   ASSERT_EQ(::ftruncate(fileno(export_file), 0), 0);
   EXPECT_THROW(source->read(0, session.size(), scratch), InputShrankError);
-  std::fclose(export_file);
-  std::fclose(spool_file);
 }
 
 // A residency that records what the converter tells it.
