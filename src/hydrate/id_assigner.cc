@@ -5,11 +5,11 @@
 // seed and its position, so the same input always gives the same bytes.
 // References (compaction firstKeptEntryId, branch_summary fromId, label
 // targetId) then name the new ids.
-#include <cstdio>
+#include <functional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <string_view>
 
+#include "core/index_by_key.h"
 #include "hydrate/plan.h"
 #include "pihydrate/formats.h"
 
@@ -18,15 +18,20 @@ namespace {
 
 std::string hex8(std::uint64_t h) {
   h ^= h >> 29;  // fold the high bits in
-  char buf[9];
-  std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(h & 0xffffffffu));
-  return buf;
+  const auto low = static_cast<std::uint32_t>(h & 0xffffffffu);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(8, '0');
+  for (int k = 0; k < 8; ++k) out[static_cast<std::size_t>(k)] = kDigits[(low >> (28 - 4 * k)) & 0xfu];
+  return out;
 }
 
 }  // namespace
 
 void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed) {
-  std::unordered_set<std::string> used;
+  // The ids given so far, each read back from its entry: a flat table
+  // rather than a set of strings, which allocated a node and a string per id.
+  auto id_of = [&plan](std::uint32_t i) { return std::string_view(plan.entries[i].id); };
+  IndexByKey<decltype(id_of), std::hash<std::string_view>> used(plan.entries.size(), id_of);
   std::vector<std::uint8_t> fresh(plan.entries.size(), 1);
   if (!view.migrates_v1) {
     for (std::size_t i = 0; i < plan.entries.size(); ++i) {
@@ -34,19 +39,20 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
       if (p.node < 0) continue;
       const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
       if (!e.id.is_string() || !is_portable_id(e.id.text())) continue;
-      if (!used.insert(std::string(e.id.text())).second) continue;  // a duplicate: the first keeps it
       p.id = std::string(e.id.text());
+      if (used.put_if_absent(static_cast<std::uint32_t>(i)) >= 0) {
+        p.id.clear();  // a duplicate: the first keeps it
+        continue;
+      }
       fresh[i] = 0;
     }
   }
+  const std::uint64_t seed_hash = stable_hash(seed);
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     if (!fresh[i]) continue;
     for (std::uint64_t attempt = 0;; ++attempt) {
-      std::string id = hex8(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), stable_hash(seed)));
-      if (used.insert(id).second) {
-        plan.entries[i].id = id;
-        break;
-      }
+      plan.entries[i].id = hex8(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), seed_hash));
+      if (used.put_if_absent(static_cast<std::uint32_t>(i)) < 0) break;
     }
   }
 }

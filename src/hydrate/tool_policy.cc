@@ -10,11 +10,11 @@
 // flatten: nothing is added or left out; calls and results become plain text
 //          (entry_rewriter.cc does the bytes), so no provider can reject the
 //          history.
-#include <string_view>
+#include <functional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <string_view>
 
+#include "core/index_by_key.h"
 #include "hydrate/plan.h"
 
 namespace pihydrate {
@@ -84,64 +84,86 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   }
 
   // Pair mode: match each result to the earliest unanswered call with its id.
-  // The unanswered calls of one id form a queue, linked through `calls`; ids
-  // are views into the index's arena, so a big session costs no string copies.
-  struct CallRef {
-    std::size_t pos;
-    std::uint32_t call;
-    std::uint32_t next;  // the next unanswered call with the same id, or kNoCall
+  // Every call gets a slot in `calls`, an assistant's calls one after
+  // another; the unanswered calls of one id form a queue linked through
+  // them. Ids are views into the index's arena and the tables are flat
+  // (IndexByKey): no string copies, and no hash nodes to allocate and free,
+  // which on a big session cost more than the matching itself.
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  struct CallSlot {
+    std::uint32_t pos;           // path position of the assistant
+    std::uint32_t next = kNone;  // the next unanswered call with the same id
+    std::int64_t result = -1;    // path position of its result
   };
-  constexpr std::uint32_t kNoCall = UINT32_MAX;
-  struct Queue {
-    std::uint32_t head = kNoCall, tail = kNoCall;
+  struct IdState {
+    std::string_view id;
+    std::uint32_t head = kNone, tail = kNone;  // unanswered calls with this id
+    bool skipped = false;   // an error/aborted assistant made a call with it
+    bool answered = false;  // a result was matched to a call with it
   };
-  std::unordered_map<std::size_t, std::vector<std::int64_t>> results_for;  // assistant pos -> per call
+  std::vector<CallSlot> calls;
+  std::vector<std::uint32_t> first_call(n, kNone);  // an answering assistant's first slot
   std::vector<std::uint8_t> claimed(n, 0), dropped(n, 0);
   const bool pair = options.tools == ToolPolicy::kPair;
   {
-    std::vector<CallRef> calls;
-    std::unordered_map<std::string_view, Queue> waiting;
-    std::unordered_set<std::string_view> skipped_ids, answered_ids;
+    std::size_t call_count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry& e = view.entry(index, path[i]);
+      if (keep[i] && is_message(e) && e.role == Role::kAssistant) call_count += e.tool_calls_count;
+    }
+    calls.reserve(call_count);
+    std::vector<IdState> states;  // at most one per call: never reallocated
+    states.reserve(call_count);
+    auto id_of = [&states](std::uint32_t k) { return states[k].id; };
+    IndexByKey<decltype(id_of), std::hash<std::string_view>> state_of_id(call_count, id_of);
+    // The state of `id`; made when `make` and there is none, else nullptr then.
+    auto state = [&](std::string_view id, bool make) -> IdState* {
+      std::int64_t k = state_of_id.find(id);
+      if (k < 0 && make) {
+        states.push_back(IdState{id});
+        k = static_cast<std::int64_t>(states.size() - 1);
+        state_of_id.put(static_cast<std::uint32_t>(k));
+      }
+      return k < 0 ? nullptr : &states[static_cast<std::size_t>(k)];
+    };
     for (std::size_t i = 0; i < n; ++i) {
       if (!keep[i]) continue;
       const Entry& e = view.entry(index, path[i]);
       if (!is_message(e)) continue;
       if (e.role == Role::kAssistant) {
         if (is_skipped_assistant(e)) {
-          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) skipped_ids.insert(c->id);
+          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) state(c->id, true)->skipped = true;
           continue;
         }
-        auto& slots = results_for[i];
-        slots.assign(e.tool_calls_count, -1);
+        first_call[i] = static_cast<std::uint32_t>(calls.size());
         for (std::uint32_t k = 0; k < e.tool_calls_count; ++k) {
-          Queue& q = waiting[index.calls_begin(e)[k].id];
+          IdState& q = *state(index.calls_begin(e)[k].id, true);
           const auto added = static_cast<std::uint32_t>(calls.size());
-          calls.push_back({i, k, kNoCall});
-          if (q.tail == kNoCall) q.head = added;
+          calls.push_back({static_cast<std::uint32_t>(i)});
+          if (q.tail == kNone) q.head = added;
           else calls[q.tail].next = added;
           q.tail = added;
         }
       } else if (e.role == Role::kToolResult) {
         const std::string_view id = e.tool_call_id.text();
-        auto it = waiting.find(id);
-        if (e.tool_call_id.is_string() && it != waiting.end() && it->second.head != kNoCall) {
-          Queue& q = it->second;
-          const CallRef ref = calls[q.head];
-          q.head = ref.next;
-          if (q.head == kNoCall) q.tail = kNoCall;
-          results_for[ref.pos][ref.call] = static_cast<std::int64_t>(i);
+        IdState* q = state(id, false);
+        if (e.tool_call_id.is_string() && q && q->head != kNone) {
+          CallSlot& call = calls[q->head];
+          q->head = call.next;
+          if (q->head == kNone) q->tail = kNone;
+          call.result = static_cast<std::int64_t>(i);
           claimed[i] = 1;
-          answered_ids.insert(id);
+          q->answered = true;
           continue;
         }
         if (!pair) continue;  // flatten keeps it, as text
         dropped[i] = 1;
-        if (skipped_ids.count(id)) {
+        if (q && q->skipped) {
           report.repairs["dropped-result-of-aborted-assistant"]++;
           warn(report, index, Code::kResultOfSkippedAssistant, e, e.tool_call_id.column,
                "dropped the tool result for " + quote_for_message(id) +
                    ": its assistant message stopped with error/aborted, so pi-ai would send it without its call");
-        } else if (answered_ids.count(id)) {
+        } else if (q && q->answered) {
           report.repairs["dropped-duplicate-result"]++;
           warn(report, index, Code::kDuplicateToolResult, e, e.tool_call_id.column,
                "dropped a second result for tool call " + quote_for_message(id) + "; the first one is kept");
@@ -158,9 +180,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     for (std::size_t i = 0; i < static_cast<std::size_t>(compaction_pos); ++i) {
       if (!in_context_node[path[i]]) continue;
       if (claimed[i]) {
-        for (const auto& [assistant_pos, results] : results_for)
-          for (std::int64_t r : results)
-            if (r == static_cast<std::int64_t>(i)) plan.first_kept_override = path[assistant_pos];
+        for (const CallSlot& call : calls)
+          if (call.result == static_cast<std::int64_t>(i)) plan.first_kept_override = path[call.pos];
         report.repairs["compaction-kept-window-starts-at-call"]++;
       }
       break;
@@ -189,8 +210,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   std::size_t planned = 1;
   for (std::size_t j = 0; j < n; ++j) planned += keep[j] && !dropped[j];
   if (pair)
-    for (const auto& [pos, results] : results_for)
-      for (std::int64_t r : results) planned += r < 0;
+    for (const CallSlot& call : calls) planned += call.result < 0;
   plan.entries.reserve(planned);
   for (std::size_t i = 0; i < n; ++i) {
     if (static_cast<std::int64_t>(path[i]) == model_from_pruned) {
@@ -203,11 +223,10 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     }
     if (!keep[i] || claimed[i] || dropped[i]) continue;
     push_source(i);
-    auto it = results_for.find(i);
-    if (it == results_for.end()) continue;
+    if (first_call[i] == kNone) continue;
     const Entry& a = view.entry(index, path[i]);
-    for (std::uint32_t k = 0; k < it->second.size(); ++k) {
-      std::int64_t r = it->second[k];
+    for (std::uint32_t k = 0; k < a.tool_calls_count; ++k) {
+      const std::int64_t r = calls[first_call[i] + k].result;
       if (r >= 0) {
         // Did anything written (other than results) sit between call and result?
         const bool moved = visible_before[static_cast<std::size_t>(r)] > visible_before[i + 1];

@@ -264,6 +264,49 @@ TEST(Hydrate, MessageBetweenCallAndResultMovesAfterTheResult) {
   EXPECT_NE(r.lines[4].find(R"("parentId":"r1")"), std::string::npos);
 }
 
+TEST(Hydrate, CompactionKeepingAResultKeepsItsCallToo) {
+  // The compaction keeps r1 onwards, but r1 answers a1 before it: the kept
+  // window starts at a1, or the context would open with a result without its call.
+  const std::string compaction =
+      R"({"type":"compaction","id":"k1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","summary":"S",)"
+      R"("firstKeptEntryId":"r1","tokensBefore":5})";
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + assistant_call("a1", "u1", "c1") + "\n" +
+                     result("r1", "a1", "c1") + "\n" + compaction + "\n" + user("u2", "k1", "next") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 6u);
+  EXPECT_NE(r.lines[4].find(R"("firstKeptEntryId":"a1")"), std::string::npos) << r.lines[4];
+  EXPECT_EQ(r.report.repairs["compaction-kept-window-starts-at-call"], 1u);
+  // A compaction keeping the call itself needs nothing moved.
+  std::string keeps_call = text;
+  keeps_call.replace(keeps_call.find(R"("firstKeptEntryId":"r1")"), 23, R"("firstKeptEntryId":"a1")");
+  Result c = hydrate(keeps_call);
+  ASSERT_TRUE(c.ok);
+  EXPECT_NE(c.lines[4].find(R"("firstKeptEntryId":"a1")"), std::string::npos) << c.lines[4];
+  EXPECT_EQ(c.report.repairs.count("compaction-kept-window-starts-at-call"), 0u);
+}
+
+TEST(Hydrate, AnIdWrittenTwiceIsKeptByTheFirstAndTheSecondGetsAFreshOne) {
+  // The session name comes along from off the branch (pi reads it from the
+  // whole file), but the branch's leaf took its id "k".
+  const std::string info =
+      R"({"type":"session_info","id":"k","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","name":"N"})";
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + info + "\n" + user("u2", "u1", "r") + "\n" +
+                     user("k", "u2", "s") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 5u);  // header, u1, u2, k, the session name
+  EXPECT_NE(r.lines[3].find(R"("id":"k")"), std::string::npos) << r.lines[3];
+  ASSERT_NE(r.lines[4].find("session_info"), std::string::npos) << r.lines[4];
+  std::set<std::string> ids;
+  for (std::size_t i = 1; i < r.lines.size(); ++i) {
+    rapidjson::Document d;
+    d.Parse(r.lines[i].c_str());
+    ASSERT_TRUE(d.IsObject() && d.HasMember("id") && d["id"].IsString()) << r.lines[i];
+    EXPECT_TRUE(ids.insert(d["id"].GetString()).second) << "id written twice: " << r.lines[i];
+  }
+}
+
 TEST(Hydrate, V1EntriesGetDeterministicIdsAndCompactionAnchor) {
   std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") + "\n" +
                      R"({"type":"message","message":{"role":"user","content":"q1","timestamp":1}})" + "\n" +
