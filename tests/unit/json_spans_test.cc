@@ -55,6 +55,12 @@ TEST(JsonSpans, QuoteAndUnescapeRoundTrip) {
   std::string quoted = json_quote(text);
   EXPECT_EQ(json_string_value(quoted, 0), text);
   EXPECT_EQ(json_string_value(R"("\ud83d\ude00")", 0), "😀");
+  // The exact bytes: the short escapes, \u00XX for the other control bytes,
+  // everything else (DEL, UTF-8) as it is, at either end of a run.
+  EXPECT_EQ(json_quote(std::string("\"a\\b\n\r\t\b\f\x01\x1f\x7f é\0z", 17)),
+            R"("\"a\\b\n\r\t\b\f\u0001\u001f)" "\x7f" R"( é\u0000z")");
+  EXPECT_EQ(json_quote(""), "\"\"");
+  EXPECT_EQ(json_quote("plain"), "\"plain\"");
 }
 
 }  // namespace
