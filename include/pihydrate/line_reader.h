@@ -18,6 +18,14 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Reads up to `size` bytes; returns 0 at end of input. Throws IoError.
   virtual std::size_t read(char* buffer, std::size_t size) = 0;
+  // Optionally, instead of read: the next bytes in the source's own
+  // writable memory, whole lines ending with '\n', which the caller may
+  // change (a line reader parses them in place) and uses until its next
+  // call; nullptr when the source has none such to lend, and read goes on.
+  virtual char* lend(std::size_t& size) {
+    size = 0;
+    return nullptr;
+  }
 };
 
 std::unique_ptr<ByteSource> make_fd_source(int fd, std::string name);
@@ -61,11 +69,12 @@ class LineReader {
   ByteSource& source_;
   LineReaderOptions options_;
   std::vector<char> buffer_;
-  std::size_t begin_ = 0;  // start of unconsumed bytes in buffer_
-  std::size_t end_ = 0;    // end of valid bytes in buffer_
+  char* data_;             // buffer_'s bytes, or those the source lent
+  std::size_t begin_ = 0;  // start of unconsumed bytes in data_
+  std::size_t end_ = 0;    // end of valid bytes in data_
   bool eof_ = false;
   std::uint64_t line_number_ = 0;
-  std::uint64_t consumed_ = 0;  // file offset of buffer_[begin_]
+  std::uint64_t consumed_ = 0;  // file offset of data_[begin_]
 };
 
 }  // namespace pihydrate

@@ -70,18 +70,39 @@ LineReader::LineReader(ByteSource& source, LineReaderOptions options)
   if (options_.max_line_bytes > kMaxLineBytesLimit) options_.max_line_bytes = kMaxLineBytesLimit;
   if (options_.read_chunk == 0) options_.read_chunk = 1;
   buffer_.resize(options_.read_chunk + 1);
+  data_ = buffer_.data();
 }
 
 bool LineReader::fill() {
   if (eof_) return false;
-  // Move the unconsumed tail to the front, then grow if there is no room.
-  if (begin_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
+  if (begin_ == end_) {
+    // Nothing pending: whole lines the source lends are read where they are,
+    // not copied first.
+    std::size_t size = 0;
+    if (char* lent = source_.lend(size); lent != nullptr && size > 0) {
+      data_ = lent;
+      begin_ = 0;
+      end_ = size;
+      return true;
+    }
   }
+  std::size_t pending = end_ - begin_;
+  if (data_ != buffer_.data()) {
+    // Leaving lent bytes: what is left of them moves into the own buffer.
+    if (buffer_.size() < pending + options_.read_chunk + 1) buffer_.resize(pending + options_.read_chunk + 1);
+    std::memcpy(buffer_.data(), data_ + begin_, pending);
+    data_ = buffer_.data();
+  } else if (begin_ > 0) {
+    // Move the unconsumed tail to the front, then grow if there is no room.
+    std::memmove(buffer_.data(), buffer_.data() + begin_, pending);
+  }
+  begin_ = 0;
+  end_ = pending;
   // One spare byte past the data, so the last line can be '\0'-terminated too.
-  if (buffer_.size() - end_ < options_.read_chunk + 1) buffer_.resize(end_ + options_.read_chunk + 1);
+  if (buffer_.size() - end_ < options_.read_chunk + 1) {
+    buffer_.resize(end_ + options_.read_chunk + 1);
+    data_ = buffer_.data();
+  }
   std::size_t n = source_.read(buffer_.data() + end_, buffer_.size() - end_ - 1);
   if (n == 0) {
     eof_ = true;
@@ -94,13 +115,13 @@ bool LineReader::fill() {
 bool LineReader::next(Line& line) {
   std::size_t scanned = 0;  // bytes after begin_ already known to hold no '\n'
   for (;;) {
-    const char* start = buffer_.data() + begin_;
+    const char* start = data_ + begin_;
     const void* nl = std::memchr(start + scanned, '\n', end_ - begin_ - scanned);
     std::size_t available = end_ - begin_;
     if (nl != nullptr || (eof_ && available > 0) || available > options_.max_line_bytes) {
       if (nl == nullptr && available > options_.max_line_bytes) break;  // too long
       std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : available;
-      char* writable = buffer_.data() + begin_;
+      char* writable = data_ + begin_;
       writable[len] = '\0';  // the '\n', or the spare byte after the last line
       line.data = writable;
       line.bytes = std::string_view(start, len);
@@ -127,7 +148,7 @@ bool LineReader::next(Line& line) {
   line.number = ++line_number_;
   line.offset = consumed_;
   for (;;) {
-    const char* start = buffer_.data() + begin_;
+    const char* start = data_ + begin_;
     std::size_t available = end_ - begin_;
     const void* nl = std::memchr(start, '\n', available);
     if (nl != nullptr) {

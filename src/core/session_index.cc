@@ -355,6 +355,18 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
   }
 
   // The indexing thread's side.
+  // A whole block of whole lines is lent to the line reader: parsed where
+  // it is (it is written to the spool already), not copied first.
+  char* lend(std::size_t& size) override {
+    size = 0;
+    while (at_ == current_.bytes.size()) {
+      if (!next_block()) return nullptr;
+    }
+    if (at_ != 0 || current_.bytes.back() != '\n') return nullptr;
+    size = current_.bytes.size();
+    at_ = size;
+    return current_.bytes.data();
+  }
   std::size_t read(char* buffer, std::size_t size) override {
     while (at_ == current_.bytes.size()) {
       if (!next_block()) return 0;
@@ -384,6 +396,7 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       current_.clear();
+      at_ = 0;  // also when no block follows: the next read finds the end again
       if (current_.bytes.capacity() > 0) spare_.push_back(std::move(current_));
       changed_.wait(lock, [&] { return !pending_.empty() || closed_; });
       if (pending_.empty()) return false;

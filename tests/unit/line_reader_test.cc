@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,91 @@ TEST(LineReader, LineOverTheCapIsSkippedWithItsLength) {
 }
 
 TEST(LineReader, EmptyInputHasNoLines) { EXPECT_TRUE(read_all("").empty()); }
+
+// A source made of pieces: each is lent (a copy it owns until the next
+// call) or read, as `lend` says. Lending a piece that ends inside a line
+// breaks lend's contract; the reader copies what is left of it then.
+class PieceSource final : public ByteSource {
+ public:
+  PieceSource(std::vector<std::string> pieces, std::vector<bool> lend) : pieces_(std::move(pieces)), lend_(std::move(lend)) {}
+  char* lend(std::size_t& size) override {
+    size = 0;
+    while (at_ < pieces_.size() && pieces_[at_].empty()) ++at_;
+    if (at_ == pieces_.size() || offset_ != 0 || !lend_[at_]) return nullptr;
+    lent_ = pieces_[at_++];
+    size = lent_.size();
+    ++lent_count;
+    return lent_.data();
+  }
+  std::size_t read(char* buffer, std::size_t size) override {
+    while (at_ < pieces_.size() && offset_ == pieces_[at_].size()) ++at_, offset_ = 0;
+    if (at_ == pieces_.size()) return 0;
+    const std::size_t n = std::min(size, pieces_[at_].size() - offset_);
+    std::memcpy(buffer, pieces_[at_].data() + offset_, n);
+    offset_ += n;
+    return n;
+  }
+  int lent_count = 0;
+
+ private:
+  std::vector<std::string> pieces_;
+  std::vector<bool> lend_;
+  std::size_t at_ = 0, offset_ = 0;
+  std::string lent_;
+};
+
+// Lines read where a source lent them are the lines a copying read gives
+// (bytes, numbers, offsets, the last line without a newline, lines over
+// the cap), wherever the pieces are cut and whichever are lent; and a lent
+// line is handed out in place, writable, '\0'-terminated.
+TEST(LineReader, LentLinesAreTheLinesReadCopied) {
+  std::mt19937 rng(11);
+  int lent = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int lines = static_cast<int>(rng() % 12);
+    for (int k = 0; k < lines; ++k) {
+      text += std::string(rng() % 3 == 0 ? rng() % 200 : rng() % 20, static_cast<char>('a' + k % 26));
+      if (k + 1 < lines || rng() % 2) text += '\n';
+    }
+    LineReaderOptions options;
+    options.read_chunk = 1 + rng() % 64;
+    if (rng() % 3 == 0) options.max_line_bytes = 50;
+    std::vector<std::string> pieces;
+    std::vector<bool> lend;
+    for (std::size_t at = 0; at < text.size();) {
+      // Mostly whole lines, as lend promises; sometimes a cut inside one.
+      std::size_t end = rng() % 4 ? text.find('\n', at + rng() % 80) : at + 1 + rng() % 40;
+      end = end == std::string::npos || end >= text.size() ? text.size() : end + (rng() % 4 ? 1 : 0);
+      pieces.push_back(text.substr(at, end - at));
+      lend.push_back(rng() % 3 != 0);
+      at = end;
+    }
+    PieceSource source(pieces, lend);
+    LineReader reader(source, options);
+    std::vector<Got> got;
+    Line line;
+    while (reader.next(line)) {
+      if (line.data) {
+        EXPECT_EQ(line.data[line.bytes.size()], '\0');
+        EXPECT_EQ(static_cast<const void*>(line.data), static_cast<const void*>(line.bytes.data()));
+      }
+      got.push_back({std::string(line.bytes), line.number, line.offset, line.length, line.has_newline, line.too_long});
+    }
+    lent += source.lent_count;
+    const std::vector<Got> expected = read_all(text, options);
+    ASSERT_EQ(got.size(), expected.size()) << "round " << round;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      EXPECT_EQ(got[k].bytes, expected[k].bytes) << "round " << round << ", line " << k;
+      EXPECT_EQ(got[k].number, expected[k].number);
+      EXPECT_EQ(got[k].offset, expected[k].offset);
+      EXPECT_EQ(got[k].length, expected[k].length);
+      EXPECT_EQ(got[k].has_newline, expected[k].has_newline);
+      EXPECT_EQ(got[k].too_long, expected[k].too_long);
+    }
+  }
+  EXPECT_GT(lent, 200);  // lent whenever the reader had nothing left
+}
 
 }  // namespace
 }  // namespace pihydrate
