@@ -19,9 +19,10 @@ class ByteSource {
   // Reads up to `size` bytes; returns 0 at end of input. Throws IoError.
   virtual std::size_t read(char* buffer, std::size_t size) = 0;
   // Optionally, instead of read: the next bytes in the source's own
-  // writable memory, whole lines ending with '\n', which the caller may
-  // change (a line reader parses them in place) and uses until its next
-  // call; nullptr when the source has none such to lend, and read goes on.
+  // writable memory, whole lines ending with '\n'. The caller may change
+  // them (a line reader parses them in place) and uses them until it calls
+  // the source again. nullptr when the source has no such bytes to lend:
+  // read goes on from where the source is.
   virtual char* lend(std::size_t& size) {
     size = 0;
     return nullptr;

@@ -102,7 +102,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     bool answered = false;  // a result was matched to a call with it
   };
   std::vector<CallSlot> calls;
-  std::vector<std::uint32_t> first_call(n, kNone);  // an answering assistant's first slot
+  std::vector<std::uint32_t> first_call(n, kNone);  // each assistant's first slot (not a skipped one's)
   std::vector<std::uint8_t> claimed(n, 0), dropped(n, 0);
   const bool pair = options.tools == ToolPolicy::kPair;
   {
@@ -116,7 +116,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     states.reserve(call_count);
     auto id_of = [&states](std::uint32_t k) { return states[k].id; };
     IndexByKey<decltype(id_of), std::hash<std::string_view>> state_of_id(call_count, id_of);
-    // The state of `id`; made when `make` and there is none, else nullptr then.
+    // The state of `id`. When it has none: a new one if `make`, else nullptr.
     auto state = [&](std::string_view id, bool make) -> IdState* {
       std::int64_t k = state_of_id.find(id);
       if (k < 0 && make) {
