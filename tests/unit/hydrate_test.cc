@@ -324,6 +324,31 @@ TEST(Hydrate, V1EntriesGetDeterministicIdsAndCompactionAnchor) {
   EXPECT_EQ(a.lines[3].find("firstKeptEntryIndex"), std::string::npos);
 }
 
+TEST(Hydrate, AnOlderV1CompactionsIndexNamesTheEntryAtThatPosition) {
+  // Positions count the header: the older compaction keeps "q2" (2), the
+  // latest keeps "q3" (4). Both must name those entries' new ids.
+  auto user_v1 = [](const char* text) {
+    return std::string(R"({"type":"message","message":{"role":"user","content":")") + text + R"(","timestamp":1}})";
+  };
+  auto compaction_v1 = [](int kept) {
+    return R"({"type":"compaction","summary":"S","firstKeptEntryIndex":)" + std::to_string(kept) + R"(,"tokensBefore":5})";
+  };
+  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") + "\n" +
+                     user_v1("q1") + "\n" + user_v1("q2") + "\n" + compaction_v1(2) + "\n" + user_v1("q3") + "\n" +
+                     compaction_v1(4) + "\n" + user_v1("q4") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 7u);
+  auto id_of = [&](std::size_t line) {
+    const std::size_t at = r.lines[line].find(R"("id":")");
+    return at == std::string::npos ? std::string() : r.lines[line].substr(at + 6, 8);
+  };
+  ASSERT_NE(r.lines[2].find("q2"), std::string::npos);
+  ASSERT_NE(r.lines[4].find("q3"), std::string::npos);
+  EXPECT_NE(r.lines[3].find(R"("firstKeptEntryId":")" + id_of(2) + "\""), std::string::npos) << r.lines[3];
+  EXPECT_NE(r.lines[5].find(R"("firstKeptEntryId":")" + id_of(4) + "\""), std::string::npos) << r.lines[5];
+}
+
 TEST(Hydrate, NoHeaderIsAnError) {
   Result r = hydrate(user("u1", nullptr, "q") + "\n");
   EXPECT_FALSE(r.ok);
