@@ -203,12 +203,21 @@ check "full stdout: exit 2, no temporary file" '[ $code -eq 2 ] && [ "$(leftover
 # lands between the first write and the rename; the check requires that the
 # temporary file was seen.
 wait_for_temp() {  # DIR PID: 0 once DIR holds a temporary file, 1 if PID ended first
-  for _ in $(seq 1 30000); do
-    [ "$(leftovers "$1")" -gt 0 ] && return 0
+  # Shell builtins only, every half millisecond: a small input's output
+  # exists for some tens of milliseconds, and starting a process per round
+  # (find, sed, sleep; python takes 0.15 s to start here) can miss all of it.
+  local sleep_fd stat i
+  exec {sleep_fd}<> <(:)
+  for ((i = 0; i < 600000; i++)); do  # up to 300 s: the sanitizer build indexes slowly
+    if compgen -G "$1/.pi-hydrate-*" > /dev/null; then exec {sleep_fd}>&-; return 0; fi
     # ended (a zombie until `wait` reaps it, so kill -0 would still succeed)
-    case $(sed 's/.*) //' "/proc/$2/stat" 2> /dev/null) in Z* | '') return 1 ;; esac
-    sleep 0.01
+    if ! read -r stat 2> /dev/null < "/proc/$2/stat" || [[ ${stat##*) } == Z* ]]; then
+      exec {sleep_fd}>&-
+      return 1
+    fi
+    read -rt 0.0005 -u "$sleep_fd" || true
   done
+  exec {sleep_fd}>&-
   return 1
 }
 
