@@ -296,10 +296,17 @@ std::string compact_json(std::string_view text) {
 std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known) {
   std::vector<MemberSpan> out;
   out.reserve(8);  // most objects have fewer; growing one member at a time moved every key
+  object_members(s, pos, known, out);
+  return out;
+}
+
+void object_members(std::string_view s, std::size_t pos, const LongValues* known, std::vector<MemberSpan>& out) {
+  std::size_t count = 0;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
     const std::size_t before = i;
-    MemberSpan m;
+    if (count == out.size()) out.emplace_back();
+    MemberSpan& m = out[count++];
     m.begin = i;
     std::size_t key_end = string_end(s, i, known);
     m.key = string_contents(s, i, key_end - 1);
@@ -307,12 +314,11 @@ std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, cons
     if (i < s.size() && s[i] == ':') ++i;
     m.value_begin = skip_json_ws(s, i);
     m.value_end = json_value_end(s, m.value_begin, known);
-    out.push_back(std::move(m));
-    i = skip_json_ws(s, out.back().value_end);
+    i = skip_json_ws(s, m.value_end);
     if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
     if (i <= before) break;  // not valid JSON after all: stop rather than loop
   }
-  return out;
+  out.resize(count);
 }
 
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key) {

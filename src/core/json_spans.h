@@ -119,6 +119,9 @@ struct MemberSpan {
 
 // Members of the object whose '{' is at `pos`, in order.
 std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
+// The same into `out`, whose elements (and their keys' buffers) are reused:
+// a caller walking many objects allocates nothing per object.
+void object_members(std::string_view s, std::size_t pos, const LongValues* known, std::vector<MemberSpan>& out);
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key);
 
 struct ElementSpan {

@@ -256,6 +256,15 @@ std::vector<MemberSpan> ThreadDocument::members(JsonRef object) const {
   return cached_members(object.begin);
 }
 
+void ThreadDocument::members_into(JsonRef object, std::vector<MemberSpan>& out) const {
+  if (kind(object) != RefKind::kObject) {
+    out.clear();
+    return;
+  }
+  touch(object.begin);
+  object_members(bytes_, object.begin, &long_values_, out);
+}
+
 JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string_view key) {
   const MemberSpan* m = find_member(members, key);
   return m ? JsonRef{m->value_begin, m->value_end} : JsonRef{};

@@ -75,6 +75,10 @@ class ThreadDocument {
   JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
   // An object's members, read once, for several lookups without rescanning.
   std::vector<MemberSpan> members(JsonRef object) const;
+  // The same into `out` (emptied when `object` is not an object), reusing
+  // its memory and leaving the member cache alone: for a pass that walks
+  // every entry once.
+  void members_into(JsonRef object, std::vector<MemberSpan>& out) const;
   static JsonRef find(const std::vector<MemberSpan>& members, std::string_view key);
   std::vector<JsonRef> elements(JsonRef array) const;
   // The same for an array that is a member of the top-level object (the

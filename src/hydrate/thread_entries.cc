@@ -27,7 +27,8 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     fail(c.before_id, Severity::kError, e.path(), e.ref().begin, "expected an object");
     return;
   }
-  const auto em = doc.members(e.ref());  // read the envelope once
+  std::vector<MemberSpan>& em = checker.entry_members;  // the envelope, read once
+  doc.members_into(e.ref(), em);
   JsonRef id = ThreadDocument::find(em, "id");
   const std::string id_text = doc.string_value(id);  // empty unless a string
   if (id_text.empty()) {
@@ -71,7 +72,8 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     // A payload whose role is set is itself the message.
-    const auto pm = doc.members(e.payload());
+    std::vector<MemberSpan>& pm = checker.payload_members;
+    doc.members_into(e.payload(), pm);
     e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
     if (doc.kind(e.message()) != RefKind::kObject) {
       reject(payload_path() + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
@@ -79,7 +81,12 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
-    const auto mm = e.message().begin == e.payload().begin ? pm : doc.members(e.message());
+    std::vector<MemberSpan>* message_members = &pm;
+    if (e.message().begin != e.payload().begin) {
+      message_members = &checker.message_members;
+      doc.members_into(e.message(), *message_members);
+    }
+    const std::vector<MemberSpan>& mm = *message_members;
     const JsonRef role_ref = ThreadDocument::find(mm, "role");
     std::string role = doc.string_value(role_ref);
     if (role != want) {
@@ -102,12 +109,14 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     facts.role = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
     take_plan_facts(doc, e, em, {}, facts, plan_values);
   } else if (e.kind == Kind::kPiChunk) {
-    if (doc.kind(doc.member(e.payload(), "event")) != RefKind::kObject) {
+    std::vector<MemberSpan>& pm = checker.payload_members;
+    doc.members_into(e.payload(), pm);
+    if (doc.kind(ThreadDocument::find(pm, "event")) != RefKind::kObject) {
       fail(c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
       c.repair = "skipped-chunk-without-event";
       return;
     }
-    take_plan_facts(doc, e, doc.members(e.payload()), {}, facts, plan_values);
+    take_plan_facts(doc, e, pm, {}, facts, plan_values);
   } else if (e.kind == Kind::kPiCompaction) {
     if (doc.kind(e.payload()) != RefKind::kObject) {
       reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,

@@ -73,6 +73,15 @@ std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) con
   return members;
 }
 
+void Mapper::members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const {
+  doc_.members_into(JsonRef{base + at, base + at + 1}, out);
+  for (MemberSpan& m : out) {
+    m.begin -= base;
+    m.value_begin -= base;
+    m.value_end -= base;
+  }
+}
+
 std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) const {
   std::vector<ElementSpan> out;
   for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1})) out.push_back({el.begin - base, el.end - base});
@@ -131,7 +140,8 @@ void Mapper::emit_assistant(std::size_t env) {
       std::string type;
       bool has_text = false, empty_text = false;
       if (msg[el.begin] == '{') {
-        auto block = members_at(base, el.begin);
+        std::vector<MemberSpan>& block = block_members_;  // walked once each: not cached
+        members_at_into(base, el.begin, block);
         if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') type = json_string_value(msg, t->value_begin);
         if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
           has_text = true;

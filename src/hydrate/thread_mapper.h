@@ -150,6 +150,9 @@ class Mapper {
   struct Checker {
     std::string ids;
     Diagnostics diagnostics;
+    // An entry's members, its payload's and its message's, refilled for
+    // each entry in place: nothing allocated per entry.
+    std::vector<MemberSpan> entry_members, payload_members, message_members;
   };
   // Fills `e` (its index and ref set), except its id, and its plan facts
   // (their values go to `plan_values`).
@@ -194,6 +197,8 @@ class Mapper {
   // start at document offset `base`, with offsets relative to the message:
   // walked through the document, so tool output and images are stepped over.
   std::vector<MemberSpan> members_at(std::size_t base, std::size_t at) const;
+  // The same into `out`, reusing its memory, without the document's member cache.
+  void members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const;
   std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);
   // `compact`: the line is known to have no whitespace outside strings.
@@ -214,6 +219,7 @@ class Mapper {
   ConvertedThread& out_;
   SpoolBlock spool_block_;  // lines not yet handed to options_.spool
   std::vector<ByteEdits::CopiedRun> copied_;  // a message line's, reused
+  std::vector<MemberSpan> block_members_;      // a content block's, reused
   std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
   std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
   JsonRef thread_;

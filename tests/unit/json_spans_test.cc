@@ -21,6 +21,31 @@ TEST(JsonSpans, MembersWithNestedValuesAndEscapes) {
   EXPECT_EQ(s.substr(m[3].value_begin, 4), "null");
 }
 
+// Walking objects into one reused vector gives each object's own members:
+// none left over from a bigger object before, keys rewritten in place.
+TEST(JsonSpans, MembersIntoAReusedVectorAreEachObjectsOwn) {
+  const std::string objects[] = {
+      R"({"a":1.10, "b" : {"x":[1,"]"]},"a key longer than sixteen bytes":"e\\\"f","n":null})",
+      R"({"z":"short"})",
+      R"({})",
+      R"({"c\"d":[],"a key longer than sixteen bytes, again":{"q":1},"m":true})",
+  };
+  std::vector<MemberSpan> reused;
+  for (const std::string& s : objects) {
+    object_members(s, 0, nullptr, reused);
+    const std::vector<MemberSpan> fresh = object_members(s, 0);
+    ASSERT_EQ(reused.size(), fresh.size()) << s;
+    for (std::size_t k = 0; k < fresh.size(); ++k) {
+      EXPECT_EQ(reused[k].key, fresh[k].key) << s;
+      EXPECT_EQ(reused[k].begin, fresh[k].begin) << s;
+      EXPECT_EQ(reused[k].value_begin, fresh[k].value_begin) << s;
+      EXPECT_EQ(reused[k].value_end, fresh[k].value_end) << s;
+    }
+  }
+  EXPECT_EQ(reused.size(), 3u);
+  EXPECT_EQ(reused[0].key, "c\"d");
+}
+
 TEST(JsonSpans, EditsKeepEveryOtherByte) {
   std::string s = R"({"type":"message","id":"x","n":1E+2,"u":"\u00e9"})";
   auto m = object_members(s, 0);
