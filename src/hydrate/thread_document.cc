@@ -237,7 +237,7 @@ const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin)
   MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
   if (!slot.valid || slot.begin != begin) {
     touch(begin);
-    slot.members = object_members(bytes_, begin, &long_values_);
+    object_members(bytes_, begin, &long_values_, slot.members);  // the slot's memory reused
     slot.begin = begin;
     slot.valid = true;
   }

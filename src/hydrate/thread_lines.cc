@@ -63,23 +63,26 @@ std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
 
 // R4: the verbatim AssistantMessage, with usage filled, a pending or missing
 // stopReason settled, empty text blocks dropped and string content wrapped.
-std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) const {
-  std::vector<MemberSpan> members = doc_.members(JsonRef{base + at, base + at + 1});
+namespace {
+// Offsets in the document made relative to the message at `base`.
+void rebase(std::vector<MemberSpan>& members, std::size_t base) {
   for (MemberSpan& m : members) {
     m.begin -= base;
     m.value_begin -= base;
     m.value_end -= base;
   }
+}
+}  // namespace
+
+std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) const {
+  std::vector<MemberSpan> members = doc_.members(JsonRef{base + at, base + at + 1});
+  rebase(members, base);
   return members;
 }
 
 void Mapper::members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const {
   doc_.members_into(JsonRef{base + at, base + at + 1}, out);
-  for (MemberSpan& m : out) {
-    m.begin -= base;
-    m.value_begin -= base;
-    m.value_end -= base;
-  }
+  rebase(out, base);
 }
 
 std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) const {
