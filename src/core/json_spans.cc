@@ -433,8 +433,8 @@ namespace {
 
 // Sorts `v`, cheaply when all but a few values at its end are in order
 // already: those are sorted and merged in from the back, in place (no
-// buffer the size of `v`). Otherwise (containers in closing order) a plain
-// sort.
+// buffer the size of `v`). Otherwise (containers nested too deep for
+// add_container to put in place) a plain sort.
 template <typename T>
 void sort_mostly_sorted(std::vector<T>& v) {
   const auto sorted_end = std::is_sorted_until(v.begin(), v.end());

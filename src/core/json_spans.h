@@ -3,6 +3,7 @@
 // insert or remove a member) and copy every other byte unchanged.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,11 +53,17 @@ class LongValues {
   // For a producer that finds them in one pass (the quick syntax check):
   // strings in increasing order, containers in any order, then finish().
   void add_string(std::size_t begin, std::size_t end) { own().strings.emplace_back(begin, end); }
-  // `loose`: whitespace separates tokens somewhere inside it.
+  // `loose`: whitespace separates tokens somewhere inside it. Containers
+  // close after what they hold: each is moved before the few it holds, so
+  // the list stays sorted and finish() has next to nothing left to sort.
   void add_container(std::size_t begin, std::size_t end, bool loose) {
     Storage& data = own();
     data.containers.emplace_back(begin, end);
-    if (loose) data.loose.push_back(begin);
+    move_before_later(data.containers, begin);
+    if (loose) {
+      data.loose.push_back(begin);
+      move_before_later(data.loose, begin);
+    }
   }
   void finish();
   // Sorts the containers found so far. A two-thread check calls it on each
@@ -89,6 +96,22 @@ class LongValues {
   // not thread-safe; a LongValues belongs to one reader (give another
   // reader a copy).
   static std::size_t end_in(const Spans& spans, std::size_t& hint, std::size_t begin);
+  // Moves the value just appended (starting at `begin`) before the values
+  // that start after it, when there are a few; a container holding more
+  // stays last, and finish() sorts it in.
+  template <typename T>
+  static void move_before_later(std::vector<T>& v, std::size_t begin) {
+    constexpr std::size_t kMaxMoved = 64;
+    const std::size_t last = v.size() - 1;
+    std::size_t at = last;
+    while (at > 0 && last - at < kMaxMoved && first_of(v[at - 1]) > begin) --at;
+    if (at == last || (at > 0 && first_of(v[at - 1]) > begin)) return;
+    const T moved = v[last];
+    std::move_backward(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(last), v.end());
+    v[at] = moved;
+  }
+  static std::size_t first_of(const std::pair<std::size_t, std::size_t>& span) { return span.first; }
+  static std::size_t first_of(std::size_t begin) { return begin; }
   struct Storage {
     Spans strings;
     Spans containers;

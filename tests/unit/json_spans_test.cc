@@ -169,6 +169,37 @@ TEST(LongValuesTest, LookupsInAnyOrderFindWhatASearchFinds) {
   }
 }
 
+// Containers close after what they hold, and are put in order as they are
+// added: whether they hold a few long containers, more than the few that
+// are moved (an array of a hundred), or sit seventy deep, every one is
+// found, and ends where a scan ends.
+TEST(LongValuesTest, ContainersHoldingManyOrDeepOnesAreAllFound) {
+  const std::string long_string = "\"" + std::string(LongValues::kMinLength, 'x') + "\"";
+  std::string doc = "{\"wide\":[";
+  for (int i = 0; i < 100; ++i) doc += std::string(i ? "," : "") + "{\"k\":" + long_string + "}";
+  doc += "],\"deep\":";
+  for (int i = 0; i < 70; ++i) doc += "[" + long_string + ",";
+  doc += "1";
+  for (int i = 0; i < 70; ++i) doc += "]";
+  doc += ",\"loose\": [ {\"a\" : " + long_string + " } ]}";
+  LongValues known;
+  known.index(doc);
+  std::vector<std::size_t> containers;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    if (doc[i] == '"') i = json_value_end(doc, i) - 1;  // strings hold no container
+    else if (doc[i] == '{' || doc[i] == '[') containers.push_back(i);
+  }
+  ASSERT_EQ(containers.size(), 1u + 1 + 100 + 70 + 2);
+  for (std::size_t at : containers) {
+    const std::size_t end = json_value_end(doc, at);
+    if (end - at > LongValues::kMinLength) ASSERT_EQ(known.container_end_of(at), end) << at;
+    else ASSERT_EQ(known.container_end_of(at), 0u) << at;
+  }
+  EXPECT_FALSE(known.container_is_compact(0));
+  EXPECT_TRUE(known.container_is_compact(doc.find("[{")));
+  EXPECT_FALSE(known.container_is_compact(doc.find("[ {")));
+}
+
 // A copy (a second reader's) shares the spans and has hints of its own;
 // changing either side must not show in the other.
 TEST(LongValuesTest, CopiesShareSpansUntilOneChanges) {

@@ -4,8 +4,14 @@
 // Figures only; nothing here asserts a time. Run: build/tools/bench/pihydrate_bench
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+
+#include "core/json_check.h"
+#include "core/json_spans.h"
 
 #include "pihydrate/hydrate.h"
 #include "pihydrate/line_reader.h"
@@ -151,6 +157,28 @@ void BM_ThreadConvert(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * thread.size()));
 }
 BENCHMARK(BM_ThreadConvert);
+
+// The syntax check a thread export starts with (is_certainly_valid_json,
+// collecting long values, one thread): string scanning is most of it. It
+// reads PIHYDRATE_BENCH_EXPORT when set (a tools/gen_corpus.py export has the
+// realistic mix of text, code and base64), else the export above.
+void BM_ExportSyntaxCheck(benchmark::State& state) {
+  static const std::string text = [] {
+    if (const char* path = std::getenv("PIHYDRATE_BENCH_EXPORT")) {
+      std::ifstream in(path, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return make_thread(2000);
+  }();
+  for (auto _ : state) {
+    LongValues values;
+    const bool valid = is_certainly_valid_json(text, 512, values, 0, {});
+    if (!valid) state.SkipWithError("the export is not settled by the quick check");
+    benchmark::DoNotOptimize(values.size());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_ExportSyntaxCheck);
 
 }  // namespace
 
