@@ -10,6 +10,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The AVX2 block walk is compiled for AVX2 on its own (a target attribute)
+// and chosen at run time: the build stays baseline x86-64.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define PIHYDRATE_AVX2_WALK 1
+#include <immintrin.h>
+#endif
 
 namespace pihydrate {
 
@@ -157,6 +163,176 @@ inline bool is_plain_unicode_escape(const char* u, const char* end) {
 
 }  // namespace
 
+#if defined(__SSE2__)
+namespace {
+
+// What a walk of 64-byte blocks carries from one block to the next.
+struct BlockWalk {
+  std::uint64_t carry = 0;      // the next block's first byte is escaped
+  std::uint64_t continued = 0;  // the next block's first bytes end a UTF-8 sequence
+};
+
+// Decides a block of 64 bytes from its masks: which bytes are escaped,
+// where the first unescaped quote is, whether a control byte comes before
+// it. `odd_letters(letters)` gives the escaped letters that are not a
+// two-byte escape ("/bfnrt): each must be a \u escape. Only UTF-8 lead
+// bytes are looked at one by one.
+template <bool kCheckUtf8, typename OddLetters>
+[[gnu::always_inline]] inline Step decide_block(const char* block, const char* end, const BlockMasks& m, BlockWalk& walk,
+                                                StringScan& scan, const char*& quote, OddLetters&& odd_letters) {
+  const std::uint64_t escaped = escaped_bytes(m.backslash, walk.carry);
+  const std::uint64_t quotes = m.quote & ~escaped;
+  const std::uint64_t before = (quotes & (~quotes + 1)) - 1;  // all ones when there is no quote
+  if (m.control & before) return Step::kRejected;
+  if (m.backslash & before) scan.escaped = true;
+  if (const std::uint64_t letters = escaped & ~m.backslash & before) {
+    for (std::uint64_t odd = odd_letters(letters); odd != 0; odd &= odd - 1) {
+      const char* letter = block + __builtin_ctzll(odd);
+      if (*letter != 'u' || !is_plain_unicode_escape(letter, end)) return Step::kRejected;
+    }
+  }
+  if (kCheckUtf8 && scan.first_invalid_utf8 == nullptr) {
+    std::uint64_t leads = m.non_ascii & before & ~walk.continued;
+    walk.continued = 0;
+    while (leads != 0) {
+      const unsigned at = static_cast<unsigned>(__builtin_ctzll(leads));
+      const char* q = block + at;
+      const std::size_t length =
+          utf8_sequence_length(reinterpret_cast<const unsigned char*>(q), static_cast<std::size_t>(end - q));
+      if (length == 0) {
+        scan.first_invalid_utf8 = q;  // the first is all that is kept
+        break;
+      }
+      if (at + length >= 64) {
+        walk.continued = (std::uint64_t{1} << (at + length - 64)) - 1;
+        break;
+      }
+      leads &= ~std::uint64_t{0} << (at + length);
+    }
+  }
+  if (quotes == 0) return Step::kGoOn;
+  quote = block + __builtin_ctzll(quotes);
+  return Step::kClosingQuote;
+}
+
+// Walks whole blocks from p while 64 bytes are left: kClosingQuote with
+// `quote` set, kRejected, or kGoOn with p where fewer than 64 are left.
+template <bool kCheckUtf8>
+Step walk_blocks_sse2(const char*& p, const char* end, BlockWalk& walk, StringScan& scan, const char*& quote) {
+  // Escaped letters are few (a handful per block of code): each is looked
+  // up in a table, without a branch on which escape it makes.
+  const auto odd_letters = [&p](std::uint64_t letters) {
+    unsigned odd = 0;
+    for (std::uint64_t bits = letters; bits != 0; bits &= bits - 1)
+      odd |= kEscapeLengths.of[static_cast<unsigned char>(p[__builtin_ctzll(bits)])] ^ 2u;
+    if (odd == 0) return std::uint64_t{0};
+    std::uint64_t found = 0;
+    for (std::uint64_t bits = letters; bits != 0; bits &= bits - 1)
+      if (kEscapeLengths.of[static_cast<unsigned char>(p[__builtin_ctzll(bits)])] != 2) found |= bits & (~bits + 1);
+    return found;
+  };
+  for (; end - p >= 64; p += 64) {
+    const Step step = decide_block<kCheckUtf8>(p, end, classify_block(p), walk, scan, quote, odd_letters);
+    if (step != Step::kGoOn) return step;
+  }
+  return Step::kGoOn;
+}
+
+#if defined(PIHYDRATE_AVX2_WALK)
+#define PIHYDRATE_AVX2 gnu::target("avx2")
+
+[[PIHYDRATE_AVX2]] inline std::uint64_t bits_of(__m256i hits) {
+  return std::uint64_t{static_cast<std::uint32_t>(_mm256_movemask_epi8(hits))};
+}
+
+// The escaped letters of a block, checked all at once: a byte is one of
+// "\\/bfnrt when the table of its low nibble and the table of its high
+// nibble share a bit (one bit per high nibble: 2, 5, 6, 7).
+struct Avx2OddLetters {
+  __m256i a, b;  // the block
+  [[PIHYDRATE_AVX2]] static std::uint64_t not_two_byte_escapes(__m256i v) {
+    const __m256i by_low = _mm256_setr_epi8(0, 0, 0x1 | 0x4 | 0x8, 0, 0x8, 0, 0x4, 0, 0, 0, 0, 0, 0x2, 0, 0x4, 0x1,  //
+                                            0, 0, 0x1 | 0x4 | 0x8, 0, 0x8, 0, 0x4, 0, 0, 0, 0, 0, 0x2, 0, 0x4, 0x1);
+    const __m256i by_high = _mm256_setr_epi8(0, 0, 0x1, 0, 0, 0x2, 0x4, 0x8, 0, 0, 0, 0, 0, 0, 0, 0,  //
+                                             0, 0, 0x1, 0, 0, 0x2, 0x4, 0x8, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i low = _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+    const __m256i both = _mm256_and_si256(_mm256_shuffle_epi8(by_low, low), _mm256_shuffle_epi8(by_high, high));
+    return bits_of(_mm256_cmpeq_epi8(both, _mm256_setzero_si256()));
+  }
+  [[PIHYDRATE_AVX2]] std::uint64_t operator()(std::uint64_t letters) const {
+    return letters & (not_two_byte_escapes(a) | not_two_byte_escapes(b) << 32);
+  }
+};
+
+// The same walk as walk_blocks_sse2, 32 bytes to a vector.
+template <bool kCheckUtf8>
+[[PIHYDRATE_AVX2]] Step walk_blocks_avx2(const char*& p, const char* end, BlockWalk& walk, StringScan& scan,
+                                         const char*& quote) {
+  for (; end - p >= 64; p += 64) {
+    Avx2OddLetters block;
+    block.a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    block.b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    const __m256i a = block.a, b = block.b;
+    BlockMasks m;
+    m.quote = bits_of(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('"'))) | bits_of(_mm256_cmpeq_epi8(b, _mm256_set1_epi8('"'))) << 32;
+    m.backslash = bits_of(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('\\'))) |
+                  bits_of(_mm256_cmpeq_epi8(b, _mm256_set1_epi8('\\'))) << 32;
+    m.non_ascii = bits_of(a) | bits_of(b) << 32;
+    // Signed, below 0x20 is a control byte or one of 0x80 and up.
+    m.control = (bits_of(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), a)) |
+                 bits_of(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), b)) << 32) &
+                ~m.non_ascii;
+    const Step step = decide_block<kCheckUtf8>(p, end, m, walk, scan, quote, block);
+    if (step != Step::kGoOn) return step;
+  }
+  return Step::kGoOn;
+}
+#undef PIHYDRATE_AVX2
+#endif
+
+template <bool kCheckUtf8>
+using BlockWalker = Step (*)(const char*&, const char*, BlockWalk&, StringScan&, const char*&);
+
+bool processor_has_avx2() {
+#if defined(PIHYDRATE_AVX2_WALK)
+  __builtin_cpu_init();  // this may run before main, in a static initializer
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+// The walks taken, set once before main (and by tests).
+struct BlockWalkers {
+  BlockWalker<true> checking_utf8;
+  BlockWalker<false> plain;
+  void select(StringScanWalk walk) {
+#if defined(PIHYDRATE_AVX2_WALK)
+    if (walk == StringScanWalk::kAvx2) {
+      checking_utf8 = walk_blocks_avx2<true>;
+      plain = walk_blocks_avx2<false>;
+      return;
+    }
+#endif
+    checking_utf8 = walk_blocks_sse2<true>;
+    plain = walk_blocks_sse2<false>;
+  }
+  template <bool kCheckUtf8>
+  BlockWalker<kCheckUtf8> get() const {
+    if constexpr (kCheckUtf8) return checking_utf8;
+    else return plain;
+  }
+};
+BlockWalkers block_walkers = [] {
+  BlockWalkers walkers{};
+  walkers.select(processor_has_avx2() ? StringScanWalk::kAvx2 : StringScanWalk::kSse2);
+  return walkers;
+}();
+
+}  // namespace
+#endif
+
 template <bool kCheckUtf8>
 const char* scan_string_contents(const char* p, const char* end, StringScan& scan) {
   const char* next = nullptr;
@@ -182,60 +358,20 @@ const char* scan_string_contents(const char* p, const char* end, StringScan& sca
     }
   }
   // Past them, tool output is dense with escapes and non-ASCII text (a
-  // special byte every dozen bytes or so). Each further block of 64 bytes
-  // is decided with bit masks: which bytes are escaped, where the first
-  // unescaped quote is, whether a control byte comes before it. Only escaped
-  // letters and UTF-8 lead bytes are looked at one by one, without a branch
-  // on which escape each letter makes.
-  std::uint64_t carry = 0;      // the next block's first byte is escaped
-  std::uint64_t continued = 0;  // the next block's first bytes end a UTF-8 sequence
-  while (end - p >= 64) {
-    const char* block = p;
-    const BlockMasks m = classify_block(block);
-    const std::uint64_t escaped = escaped_bytes(m.backslash, carry);
-    const std::uint64_t quotes = m.quote & ~escaped;
-    const std::uint64_t before = (quotes & (~quotes + 1)) - 1;  // all ones when there is no quote
-    if (m.control & before) return nullptr;
-    if (m.backslash & before) scan.escaped = true;
-    // Every escaped byte other than a backslash must be one of "/bfnrt, or
-    // the u of a \u escape.
-    std::uint64_t letters = escaped & ~m.backslash & before;
-    unsigned odd = 0;
-    for (std::uint64_t bits = letters; bits != 0; bits &= bits - 1)
-      odd |= kEscapeLengths.of[static_cast<unsigned char>(block[__builtin_ctzll(bits)])] ^ 2u;
-    if (odd != 0) {
-      for (; letters != 0; letters &= letters - 1) {
-        const char* letter = block + __builtin_ctzll(letters);
-        if (kEscapeLengths.of[static_cast<unsigned char>(*letter)] == 2) continue;
-        if (*letter != 'u' || !is_plain_unicode_escape(letter, end)) return nullptr;
-      }
-    }
-    if (kCheckUtf8 && scan.first_invalid_utf8 == nullptr) {
-      std::uint64_t leads = m.non_ascii & before & ~continued;
-      continued = 0;
-      while (leads != 0) {
-        const unsigned at = static_cast<unsigned>(__builtin_ctzll(leads));
-        const char* q = block + at;
-        const std::size_t length =
-            utf8_sequence_length(reinterpret_cast<const unsigned char*>(q), static_cast<std::size_t>(end - q));
-        if (length == 0) {
-          scan.first_invalid_utf8 = q;  // the first is all that is kept
-          break;
-        }
-        if (at + length >= 64) {
-          continued = (std::uint64_t{1} << (at + length - 64)) - 1;
-          break;
-        }
-        leads &= ~std::uint64_t{0} << (at + length);
-      }
-    }
-    if (quotes != 0) return block + __builtin_ctzll(quotes);
-    p = block + 64;
+  // special byte every dozen bytes or so): each further block of 64 bytes
+  // is decided with bit masks (decide_block), with AVX2 where the processor
+  // has it.
+  BlockWalk walk;
+  if (end - p >= 64) {
+    const char* quote = nullptr;
+    const Step step = block_walkers.get<kCheckUtf8>()(p, end, walk, scan, quote);
+    if (step == Step::kClosingQuote) return quote;
+    if (step == Step::kRejected) return nullptr;
   }
   // Fewer than 64 bytes are left: the byte-by-byte walk goes on from the
   // escaping backslash, or past a UTF-8 sequence begun in the last block.
-  if (carry) p -= 1;
-  else if (continued) p += __builtin_ctzll(~continued);
+  if (walk.carry) p -= 1;
+  else if (walk.continued) p += __builtin_ctzll(~walk.continued);
 #endif
   for (;;) {
     const char* q = next_special<kCheckUtf8>(p, end);
@@ -246,6 +382,16 @@ const char* scan_string_contents(const char* p, const char* end, StringScan& sca
     p = next;
   }
 }
+
+#if defined(__SSE2__)
+bool string_scan_walk_available(StringScanWalk walk) { return walk == StringScanWalk::kSse2 || processor_has_avx2(); }
+void select_string_scan_walk(StringScanWalk walk) {
+  if (string_scan_walk_available(walk)) block_walkers.select(walk);
+}
+#else
+bool string_scan_walk_available(StringScanWalk) { return false; }
+void select_string_scan_walk(StringScanWalk) {}
+#endif
 
 template const char* scan_string_contents<false>(const char*, const char*, StringScan&);
 template const char* scan_string_contents<true>(const char*, const char*, StringScan&);

@@ -68,4 +68,11 @@ struct StringScan {
 template <bool kCheckUtf8>
 const char* scan_string_contents(const char* p, const char* end, StringScan& scan);
 
+// How scan_string_contents walks a long string's 64-byte blocks: with
+// SSE2, or with AVX2 where the processor has it (chosen before main).
+enum class StringScanWalk { kSse2, kAvx2 };
+bool string_scan_walk_available(StringScanWalk walk);
+// For tests, which compare the walks: not while another thread scans.
+void select_string_scan_walk(StringScanWalk walk);
+
 }  // namespace pihydrate

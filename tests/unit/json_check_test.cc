@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <functional>
 
 #include <random>
 #include <string>
@@ -134,41 +135,58 @@ const char* expect_same_scan(const std::string& text, bool check_utf8, bool earl
   return got;
 }
 
+// Each string-scan comparison runs with every block walk this processor
+// has (SSE2, and AVX2 where there is one), the walk before main last.
+void for_each_block_walk(const std::function<void()>& body) {
+  std::vector<StringScanWalk> walks = {StringScanWalk::kSse2};
+  if (string_scan_walk_available(StringScanWalk::kAvx2)) walks.push_back(StringScanWalk::kAvx2);
+  for (StringScanWalk walk : walks) {
+    SCOPED_TRACE(walk == StringScanWalk::kAvx2 ? "AVX2 walk" : "SSE2 walk");
+    select_string_scan_walk(walk);
+    body();
+    if (::testing::Test::HasFailure()) break;
+  }
+  select_string_scan_walk(walks.back());
+}
+
 // Random string contents dense with what needs a look (escapes, UTF-8 good
 // and bad, control bytes, quotes) at every offset from a 64-byte block's edge.
 TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
-  std::mt19937 rng(11);
-  const std::vector<std::string> pieces = {"a", "bcdefgh", "0123456789abcdef0123456789abcdef", "\\n", "\\\"", "\\\\",
-                                           "\\u00e9", "\\uD800", "\\ud7ff", "\\u12", "\\x", "\\", "\"", "\t",
-                                           "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xC3", "\xE2\x82", "\xED\xA0\x80",
-                                           "\xFF", "\x80", "\xC0\xAF"};
-  int closed = 0, invalid_utf8 = 0;
-  for (int round = 0; round < 100000; ++round) {
-    std::string text;
-    const std::size_t target = rng() % 300;
-    while (text.size() < target) {
-      // Mostly plain bytes, so strings often run past a block.
-      const std::size_t pick = rng() % (pieces.size() * 3);
-      text += pick < pieces.size() ? pieces[pick] : pieces[pick % 3];
-    }
-    for (bool check_utf8 : {false, true}) {
-      expect_same_scan(text, check_utf8, true);
-      const char* got = expect_same_scan(text, check_utf8);
-      if (::testing::Test::HasFailure()) return;
-      if (got == nullptr) continue;
-      ++closed;
-      if (check_utf8) {
-        // And the verdict is find_invalid_utf8's on the contents.
-        StringScan scan;
-        scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
-        const std::size_t bad = find_invalid_utf8(std::string_view(text.data(), got - text.data()));
-        EXPECT_EQ(scan.first_invalid_utf8 == nullptr ? kUtf8Valid : scan.first_invalid_utf8 - text.data(), bad);
-        invalid_utf8 += scan.first_invalid_utf8 != nullptr;
+  for_each_block_walk([] {
+    std::mt19937 rng(11);
+    const std::vector<std::string> pieces = {"a", "bcdefgh", "0123456789abcdef0123456789abcdef", "\\n", "\\\"", "\\\\",
+                                             "\\u00e9", "\\uD800", "\\ud7ff", "\\u12", "\\x", "\\", "\"", "\t",
+                                           "\\t", "\\/", "\\b", "\\f", "\\r", "\\a", "\\v", "\\U",
+                                             "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xC3", "\xE2\x82", "\xED\xA0\x80",
+                                             "\xFF", "\x80", "\xC0\xAF"};
+    int closed = 0, invalid_utf8 = 0;
+    for (int round = 0; round < 100000; ++round) {
+      std::string text;
+      const std::size_t target = rng() % 300;
+      while (text.size() < target) {
+        // Mostly plain bytes, so strings often run past a block.
+        const std::size_t pick = rng() % (pieces.size() * 3);
+        text += pick < pieces.size() ? pieces[pick] : pieces[pick % 3];
+      }
+      for (bool check_utf8 : {false, true}) {
+        expect_same_scan(text, check_utf8, true);
+        const char* got = expect_same_scan(text, check_utf8);
+        if (::testing::Test::HasFailure()) return;
+        if (got == nullptr) continue;
+        ++closed;
+        if (check_utf8) {
+          // And the verdict is find_invalid_utf8's on the contents.
+          StringScan scan;
+          scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
+          const std::size_t bad = find_invalid_utf8(std::string_view(text.data(), got - text.data()));
+          EXPECT_EQ(scan.first_invalid_utf8 == nullptr ? kUtf8Valid : scan.first_invalid_utf8 - text.data(), bad);
+          invalid_utf8 += scan.first_invalid_utf8 != nullptr;
+        }
       }
     }
-  }
-  EXPECT_GT(closed, 5000);
-  EXPECT_GT(invalid_utf8, 1000);
+    EXPECT_GT(closed, 5000);
+    EXPECT_GT(invalid_utf8, 1000);
+  });
 }
 
 // A UTF-8 sequence, good or bad, may straddle the edge of any 64-byte
@@ -176,29 +194,31 @@ TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
 // first three edges the verdict and the closing quote must be the
 // byte-by-byte scan's.
 TEST(JsonCheckTest, Utf8SequencesAcrossBlockEdgesMatchTheByteByByteScan) {
-  const std::vector<std::string> sequences = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xE2\x82",
-                                              "\xF0\x9F\x98", "\xED\xA0\x80", "\xC0\xAF", "\x80", "\xFF"};
-  const std::vector<std::string> befores = {"", "\\n", "\\\\", "\\u00e9", "\xC3\xA9"};
-  int closed = 0, invalid = 0;
-  for (std::size_t offset = 0; offset < 200; ++offset) {
-    for (const std::string& before : befores) {
-      for (const std::string& sequence : sequences) {
-        for (const std::string& after : {std::string("b"), std::string("\""), sequence}) {
-          const std::string text = std::string(offset, 'a') + before + sequence + after + std::string(70, 'b') + "\"";
-          for (bool check_utf8 : {false, true}) {
-            expect_same_scan(text, check_utf8, true);
-            closed += expect_same_scan(text, check_utf8) != nullptr;
-            if (::testing::Test::HasFailure()) return;
+  for_each_block_walk([] {
+    const std::vector<std::string> sequences = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xE2\x82",
+                                                "\xF0\x9F\x98", "\xED\xA0\x80", "\xC0\xAF", "\x80", "\xFF"};
+    const std::vector<std::string> befores = {"", "\\n", "\\\\", "\\u00e9", "\xC3\xA9"};
+    int closed = 0, invalid = 0;
+    for (std::size_t offset = 0; offset < 200; ++offset) {
+      for (const std::string& before : befores) {
+        for (const std::string& sequence : sequences) {
+          for (const std::string& after : {std::string("b"), std::string("\""), sequence}) {
+            const std::string text = std::string(offset, 'a') + before + sequence + after + std::string(70, 'b') + "\"";
+            for (bool check_utf8 : {false, true}) {
+              expect_same_scan(text, check_utf8, true);
+              closed += expect_same_scan(text, check_utf8) != nullptr;
+              if (::testing::Test::HasFailure()) return;
+            }
+            StringScan scan;
+            scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
+            invalid += scan.first_invalid_utf8 != nullptr;
           }
-          StringScan scan;
-          scan_string_contents<true>(text.data(), text.data() + text.size(), scan);
-          invalid += scan.first_invalid_utf8 != nullptr;
         }
       }
     }
-  }
-  EXPECT_GT(closed, 20000);
-  EXPECT_GT(invalid, 10000);
+    EXPECT_GT(closed, 20000);
+    EXPECT_GT(invalid, 10000);
+  });
 }
 
 // Runs of backslashes decide what is escaped by their length's parity, and
@@ -206,20 +226,23 @@ TEST(JsonCheckTest, Utf8SequencesAcrossBlockEdgesMatchTheByteByByteScan) {
 // (some filling whole blocks) at every offset around the first two edges
 // must give what the byte-by-byte scan gives.
 TEST(JsonCheckTest, BackslashRunsAcrossBlockEdgesMatchTheByteByByteScan) {
-  const std::vector<std::string> afters = {"\"", "n", "u00e9", "uD800", "u12", "x", "\xC3\xA9", "\t", "/"};
-  int closed = 0;
-  for (std::size_t offset = 0; offset < 140; ++offset) {
-    for (std::size_t run = 1; run <= 140; run += (run < 70 ? 1 : 7)) {
-      for (const std::string& after : afters) {
-        std::string text = std::string(offset, 'a') + std::string(run, '\\') + after + std::string(70, 'b') + "\"";
-        for (bool check_utf8 : {false, true}) {
-          closed += expect_same_scan(text, check_utf8) != nullptr;
-          if (::testing::Test::HasFailure()) return;
+  for_each_block_walk([] {
+    const std::vector<std::string> afters = {"\"", "n", "u00e9", "uD800", "u12", "x", "\xC3\xA9", "\t", "/",
+                                          "t", "b", "f", "r", "v", "e", "R", "N", "\x82", "\xF4"};
+    int closed = 0;
+    for (std::size_t offset = 0; offset < 140; ++offset) {
+      for (std::size_t run = 1; run <= 140; run += (run < 70 ? 1 : 7)) {
+        for (const std::string& after : afters) {
+          std::string text = std::string(offset, 'a') + std::string(run, '\\') + after + std::string(70, 'b') + "\"";
+          for (bool check_utf8 : {false, true}) {
+            closed += expect_same_scan(text, check_utf8) != nullptr;
+            if (::testing::Test::HasFailure()) return;
+          }
         }
       }
     }
-  }
-  EXPECT_GT(closed, 10000);
+    EXPECT_GT(closed, 10000);
+  });
 }
 
 // The check that also records long values finds exactly the ones
