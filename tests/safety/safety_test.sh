@@ -253,21 +253,33 @@ refused_when_changed_mid_write() {
 
 # A signal: killed by it, no output, no temporary file. A background job of a
 # script starts with SIGINT ignored and pi-hydrate keeps an ignored signal
-# ignored, so the default action is restored before exec.
+# ignored, so the default action is restored before exec. The process is
+# stopped (SIGSTOP) as soon as its temporary file shows, and signalled while
+# it stands still: on a busy machine the poll may see the file late, and a
+# signal sent after the output was renamed into place would test nothing. A
+# run found finished by then (the output already there) is tried again.
 signal_mid_write() {  # SIGNAL EXPECTED_EXIT
-  local sig=$1 want=$2 dir="$work/sig-$1" seen=0 code pid
-  mkdir -p "$dir"
-  python3 -c 'import os, signal, sys
+  local sig=$1 want=$2 dir="$work/sig-$1" seen=0 done_early=1 code pid try
+  for try in 1 2 3; do
+    rm -rf "$dir" && mkdir -p "$dir"
+    python3 -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$bin" --session "$big" --cwd "$work" -o "$dir/out.jsonl" 2> /dev/null &
-  pid=$!
-  wait_for_temp "$dir" $pid && seen=1
-  kill -"$sig" $pid 2> /dev/null
-  wait $pid 2> /dev/null  # without bash's "Hangup" job notice
-  code=$?
-  check "SIG$sig mid-write: killed by the signal (exit $code), no output, no temporary file" \
-    '[ $seen -eq 1 ] && [ $code -eq $want ] && [ ! -e "$dir/out.jsonl" ] && [ "$(leftovers "$dir")" -eq 0 ]'
+    pid=$!
+    seen=0
+    wait_for_temp "$dir" $pid && seen=1
+    kill -STOP $pid 2> /dev/null
+    done_early=0
+    [ -e "$dir/out.jsonl" ] && done_early=1
+    kill -"$sig" $pid 2> /dev/null
+    kill -CONT $pid 2> /dev/null
+    wait $pid 2> /dev/null  # without bash's "Hangup" job notice
+    code=$?
+    [ $seen -eq 1 ] && [ $done_early -eq 0 ] && break
+  done
+  check "SIG$sig mid-write: killed by the signal (exit $code), no output, no temporary file (seen $seen, finished first $done_early, try $try)" \
+    '[ $seen -eq 1 ] && [ $done_early -eq 0 ] && [ $code -eq $want ] && [ ! -e "$dir/out.jsonl" ] && [ "$(leftovers "$dir")" -eq 0 ]'
 }
 signal_mid_write INT 130
 signal_mid_write TERM 143
