@@ -462,6 +462,7 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
                              const SecondThread& second, std::vector<std::size_t>* line_starts,
                              std::vector<ElementSpan>* elements) {
   long_values.clear();
+  long_values.reserve_for(text.size());
   CheckCollectingLongValues check;
   check.long_values = &long_values;
   check.line_starts = line_starts;

@@ -386,6 +386,7 @@ void ByteEdits::append_applied(std::string& out, std::string_view s, std::vector
 
 void LongValues::index(std::string_view s, const std::function<void(std::size_t)>& progress) {
   clear();
+  reserve_for(s.size());
   // Outside a string: brackets open and close containers, and the next '"'
   // opens a string, whose end is where scanning resumes.
   ProgressReports reports(progress);
@@ -461,13 +462,13 @@ void LongValues::sort_containers() {
   sort_mostly_sorted(data.loose);
 }
 
-void LongValues::finish() {
-  sort_containers();
+void LongValues::finish() { sort_containers(); }
+
+void LongValues::reserve_for(std::size_t bytes) {
   Storage& data = own();
-  // They stay for the document's lifetime: not with up to half of each unused.
-  data.strings.shrink_to_fit();
-  data.containers.shrink_to_fit();
-  data.loose.shrink_to_fit();
+  const std::size_t most = bytes / (kMinLength + 1) + 16;
+  data.strings.reserve(most);
+  data.containers.reserve(most);
 }
 
 bool LongValues::container_is_compact(std::size_t begin) const {

@@ -66,6 +66,11 @@ class LongValues {
     }
   }
   void finish();
+  // Room for the strings of `bytes` bytes of text (each is longer than
+  // kMinLength) and about as many containers, taken before a pass fills
+  // them: they never move while they grow. Room never written to stays
+  // out of memory (its pages are never touched), so it is not given back.
+  void reserve_for(std::size_t bytes);
   // Sorts the containers found so far. A two-thread check calls it on each
   // half, on that half's thread, so finish() only merges in the few
   // containers closed after the halves joined (those around everything).

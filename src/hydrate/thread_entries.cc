@@ -221,6 +221,11 @@ bool Mapper::read_envelopes() {
   out_.entry_count = n;
   std::vector<JsonRef>().swap(entries);
   plan_facts_.assign(n, PlanFacts{});
+  // Room for typical ids and plan values, so the strings are not copied at
+  // every doubling (room never written to takes no memory).
+  constexpr std::size_t kTypicalIdBytes = 32, kTypicalPlanValueBytes = 16;
+  ids_.reserve(n * kTypicalIdBytes);
+  plan_values_.reserve(n * kTypicalPlanValueBytes);
   // The ids settled so far (kept entries, and skipped ones until the end,
   // for duplicates), found by open addressing over envs_ positions.
   std::size_t kept = 0;
@@ -278,6 +283,7 @@ bool Mapper::read_envelopes() {
     std::vector<EntryCheck> second_half(n - half);
     Checker second_checker;
     std::string second_values;
+    second_values.reserve((n - half) * kTypicalPlanValueBytes);
     const ThreadDocument second_reader = doc_.second_reader();
     run_beside(
         [&] {

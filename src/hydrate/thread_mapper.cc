@@ -165,6 +165,7 @@ void Mapper::run() {
   doc_.release_before(doc_.bytes().size());
   drop_envelopes_that_give_nothing();
   return_freed_heap();
+  out_.origins.reserve(out_.origins.size() + envs_.size() + 4);  // about a line each, and the trailer
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.

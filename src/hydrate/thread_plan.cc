@@ -254,6 +254,7 @@ void Mapper::drop_envelopes_that_give_nothing() {
   for (const auto& [at, group] : partial_at_) partial_at[new_pos[at]] = group;
   partial_at_ = std::move(partial_at);
   std::string ids;
+  ids.reserve(ids_.size());  // at most all of them: grown once, not doubled
   for (std::size_t i = 0, to = 0; i < n; ++i) {
     if (!keep[i]) continue;
     Envelope e = envs_[i];
