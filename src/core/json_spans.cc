@@ -37,6 +37,26 @@ const char* find_quote(const char* p, const char* end) {
   return nullptr;
 }
 
+// The first '"', '{', '}', '[' or ']' in [p, end), or end: a container's
+// walk jumps from one to the next over numbers, literals and punctuation.
+const char* next_structural(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  const __m128i lower = _mm_set1_epi8(0x20);  // '[' | 0x20 is '{', ']' | 0x20 is '}', and no other byte's
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i folded = _mm_or_si128(v, lower);
+    const __m128i hit =
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
+    if (const int mask = _mm_movemask_epi8(hit)) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  for (; p < end; ++p)
+    if (*p == '"' || *p == '{' || *p == '}' || *p == '[' || *p == ']') return p;
+  return end;
+}
+
 std::size_t scan_string_end(std::string_view s, std::size_t pos, std::size_t from, std::size_t to) {
   const char* base = s.data();
   std::size_t i = from;
@@ -103,14 +123,15 @@ std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues
     if (known)
       if (std::size_t end = known->container_end_of(pos)) return end;
     int depth = 0;
-    for (std::size_t i = pos; i < s.size(); ++i) {
-      char d = s[i];
-      if (d == '"') {
-        i = string_end(s, i, known) - 1;
-      } else if (d == '{' || d == '[') {
+    const char* const base = s.data();
+    const char* const end = base + s.size();
+    for (const char* p = base + pos; (p = next_structural(p, end)) < end; ++p) {
+      if (*p == '"') {
+        p = base + string_end(s, static_cast<std::size_t>(p - base), known) - 1;
+      } else if (*p == '{' || *p == '[') {
         ++depth;
-      } else if (d == '}' || d == ']') {
-        if (--depth == 0) return i + 1;
+      } else if (--depth == 0) {
+        return static_cast<std::size_t>(p - base) + 1;
       }
     }
     return s.size();
@@ -161,6 +182,21 @@ std::string string_contents(std::string_view s, std::size_t pos, std::size_t end
     }
   }
   return out;
+}
+
+// A member's key, unescaped into `key` (its memory reused): keys are short
+// and nearly never escaped, so they are copied as they are after a look for
+// a backslash, without building a string first.
+void assign_key(std::string& key, std::string_view s, std::size_t pos, std::size_t end) {
+  const char* text = s.data() + pos + 1;
+  const std::size_t size = end - pos - 1;
+  for (std::size_t k = 0; k < size; ++k) {
+    if (text[k] == '\\') {
+      key = string_contents(s, pos, end);
+      return;
+    }
+  }
+  key.assign(text, size);
 }
 
 }  // namespace
@@ -309,7 +345,7 @@ void object_members(std::string_view s, std::size_t pos, const LongValues* known
     MemberSpan& m = out[count++];
     m.begin = i;
     std::size_t key_end = string_end(s, i, known);
-    m.key = string_contents(s, i, key_end - 1);
+    assign_key(m.key, s, i, key_end - 1);
     i = skip_json_ws(s, key_end);
     if (i < s.size() && s[i] == ':') ++i;
     m.value_begin = skip_json_ws(s, i);

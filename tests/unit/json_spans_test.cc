@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -267,6 +268,73 @@ TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {
   ASSERT_EQ(members.size(), 2u);
   EXPECT_EQ(members[0].key, "k\"ey");
   EXPECT_EQ(members[1].key, "id");
+}
+
+// Containers are walked from one '"', '{', '}', '[' or ']' to the next:
+// random nested values, with brackets and braces inside strings, escaped
+// quotes, numbers and literals between them, must end where they were
+// built to end, and every object's members must be the ones it was built of.
+TEST(JsonSpans, ContainerEndsAndMembersAreWhereTheyWereBuilt) {
+  std::mt19937 rng(17);
+  struct Built {
+    std::size_t begin, end;
+    std::vector<std::pair<std::string, std::size_t>> keys;  // an object's keys (unescaped) and value starts
+  };
+  std::vector<Built> built;
+  std::string text;
+  const std::vector<std::string> strings = {"\"\"", "\"a\"", "\"[{\"", "\"}]\"", "\"x\\\"]\"", "\"\\\\\"",
+                                            "\"" + std::string(40, '{') + "\""};
+  std::function<void(int)> value = [&](int depth) {
+    const unsigned pick = depth > 5 ? rng() % 4 : rng() % 6;
+    if (pick == 0) text += strings[rng() % strings.size()];
+    else if (pick == 1) text += std::to_string(static_cast<int>(rng() % 100000) - 50000);
+    else if (pick == 2) text += rng() % 2 ? "true" : "null";
+    else if (pick == 3) text += "-1.5e+3";
+    else {
+      const bool object = pick == 4;
+      const std::size_t at = built.size();
+      built.push_back({text.size(), 0, {}});
+      text += object ? '{' : '[';
+      for (int i = 0, n = static_cast<int>(rng() % 5); i < n; ++i) {
+        if (i) text += rng() % 3 ? "," : " , ";
+        if (object) {
+          const std::string key = rng() % 4 ? "k" + std::to_string(i) : "k\\\"" + std::to_string(i);
+          text += "\"" + key + "\":";
+          if (rng() % 3 == 0) text += " ";
+          std::string unescaped = key;
+          if (const std::size_t slash = unescaped.find('\\'); slash != std::string::npos) unescaped.erase(slash, 1);
+          built[at].keys.push_back({unescaped, text.size()});
+        }
+        value(depth + 1);
+      }
+      text += object ? '}' : ']';
+      built[at].end = text.size();
+    }
+  };
+  for (int round = 0; round < 3000; ++round) {
+    text.clear();
+    built.clear();
+    text += "{";
+    built.push_back({0, 0, {}});
+    for (int i = 0; i < 3; ++i) {
+      if (i) text += ",";
+      text += "\"m" + std::to_string(i) + "\":";
+      built[0].keys.push_back({"m" + std::to_string(i), text.size()});
+      value(0);
+    }
+    text += "}";
+    built[0].end = text.size();
+    for (const Built& b : built) {
+      ASSERT_EQ(json_value_end(text, b.begin), b.end) << text << " at " << b.begin;
+      if (text[b.begin] != '{') continue;
+      const std::vector<MemberSpan> members = object_members(text, b.begin);
+      ASSERT_EQ(members.size(), b.keys.size()) << text;
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        EXPECT_EQ(members[k].key, b.keys[k].first) << text;
+        EXPECT_EQ(members[k].value_begin, b.keys[k].second) << text;
+      }
+    }
+  }
 }
 
 // A string's end, found one byte at a time: what the 64-byte scan must give
