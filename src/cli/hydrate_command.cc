@@ -494,8 +494,13 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       // the peak does not follow the export's size.
       TruncationGuard guard(display, report_format == "json", created_dirs);
       to.residency = mapped.get();
+      // While the converter builds lines, the indexer drops the pages.
+      DeferredRelease deferred(*mapped);
+      spool_indexer.after_each_block([&deferred] { deferred.carry_out(); });
+      to.lines_residency = &deferred;
       thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
-      to.residency = nullptr;
+      deferred.stop();  // before the export is unmapped
+      to.residency = to.lines_residency = nullptr;
     } else {
       std::string bytes = read_all(input_fd.fd, display);
       thread = convert_thread_export(bytes, display, to);

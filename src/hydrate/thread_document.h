@@ -41,6 +41,13 @@ class ThreadDocument {
   // Told, when set before parse, which bytes the passes are done with (a
   // mapped export then drops those pages); see ExportResidency.
   void set_residency(ExportResidency* residency) { residency_ = residency; }
+  // From now on, this reader's releases go to `residency` (a reader that
+  // only looks keeps its document const); returns where they went before.
+  ExportResidency* redirect_releases(ExportResidency* residency) const {
+    ExportResidency* before = residency_;
+    residency_ = residency;
+    return before;
+  }
   void release_before(std::size_t offset) const {
     if (residency_) residency_->release_before(offset);
   }
@@ -116,7 +123,7 @@ class ThreadDocument {
   static constexpr std::size_t kMembersCacheSlots = 61;  // prime: object offsets are not uniform
   mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
   std::string_view bytes_;
-  ExportResidency* residency_ = nullptr;
+  mutable ExportResidency* residency_ = nullptr;
   ExportResidency* shared_residency_ = nullptr;  // a second reader's: the owner's residency
   // The mapper's phases each walk the entries front to back, and every
   // access maps a few neighbouring pages in. Once accesses have moved

@@ -788,9 +788,75 @@ class RecordingResidency final : public ExportResidency {
  public:
   void release_before(std::size_t offset) override { released.push_back(offset); }
   void rewritten(std::size_t begin, std::size_t end) override { rewrites.emplace_back(begin, end); }
+  void release_range(std::size_t begin, std::size_t end) override { ranges.emplace_back(begin, end); }
   std::vector<std::size_t> released;
-  std::vector<std::pair<std::size_t, std::size_t>> rewrites;
+  std::vector<std::pair<std::size_t, std::size_t>> rewrites, ranges;
 };
+
+// A deferred release waits for carry_out, which passes on the furthest one
+// asked for; the other calls pass through at once; after stop (which
+// carries out what is left) nothing reaches the target.
+TEST(DeferredReleaseTest, AsksWaitForCarryOutAndNothingPassesAfterStop) {
+  RecordingResidency target;
+  DeferredRelease deferred(target);
+  deferred.carry_out();  // nothing asked: nothing told
+  deferred.release_before(300);
+  deferred.release_before(100);
+  EXPECT_TRUE(target.released.empty());
+  deferred.rewritten(5, 9);
+  deferred.release_range(10, 20);
+  EXPECT_EQ(target.rewrites, (std::vector<std::pair<std::size_t, std::size_t>>{{5, 9}}));
+  EXPECT_EQ(target.ranges, (std::vector<std::pair<std::size_t, std::size_t>>{{10, 20}}));
+  deferred.carry_out();
+  deferred.carry_out();
+  EXPECT_EQ(target.released, std::vector<std::size_t>{300});
+  deferred.release_before(50);
+  deferred.stop();
+  EXPECT_EQ(target.released, (std::vector<std::size_t>{300, 50}));
+  deferred.release_before(70);
+  deferred.carry_out();
+  deferred.rewritten(1, 2);
+  deferred.release_range(1, 2);
+  deferred.stop();
+  EXPECT_EQ(target.released.size(), 2u);
+  EXPECT_EQ(target.rewrites.size(), 1u);
+  EXPECT_EQ(target.ranges.size(), 1u);
+}
+
+// While the lines are built, the converter's releases go to the lines'
+// residency instead (the CLI's DeferredRelease), and the result is the
+// same: an export of some MiB, so that the lines' walk moves far enough to
+// let go of what it read.
+TEST(ThreadResidencyTest, ReleasesWhileBuildingLinesGoToTheLinesResidency) {
+  std::string text = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"},\"entries\":[\n";
+  for (int i = 0; text.size() < (std::size_t{12} << 20); ++i)
+    text += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" +
+            std::string(2000 + i % 300, 'x') + "\"}";
+  text += "\n]}\n";
+  std::string plain = text;
+  const ConvertedThread expected = convert_thread_export(plain, "t.json", ThreadOptions{});
+  ASSERT_TRUE(expected.ok());
+  std::string bytes = text;
+  RecordingResidency before_lines, lines;
+  ThreadOptions options;
+  options.residency = &before_lines;
+  options.lines_residency = &lines;
+  const ConvertedThread converted = convert_thread_export(bytes, "t.json", options);
+  EXPECT_EQ(converted.session, expected.session);
+  EXPECT_FALSE(lines.released.empty());
+  // The phases before let go of the whole export as each ended, and the
+  // lines' phase asked the other residency nothing.
+  const std::size_t at_end_of_phases =
+      static_cast<std::size_t>(std::count(before_lines.released.begin(), before_lines.released.end(), bytes.size()));
+  EXPECT_GE(at_end_of_phases, 2u);
+  RecordingResidency only;
+  ThreadOptions without = options;
+  without.residency = &only;
+  without.lines_residency = nullptr;
+  std::string again = text;
+  EXPECT_EQ(convert_thread_export(again, "t.json", without).session, expected.session);
+  EXPECT_EQ(only.released.size(), before_lines.released.size() + lines.released.size());
+}
 
 std::string golden_thread() {
   std::ifstream in(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/example/input.json", std::ios::binary);
