@@ -222,16 +222,23 @@ wait_for_temp() {  # DIR PID: 0 once DIR holds a temporary file, 1 if PID ended 
 }
 
 # DIR ERR MUTATION CMD...: runs CMD in the background (stderr to ERR) and
-# evaluates MUTATION once DIR holds CMD's temporary output; sets `seen` (1
-# when it did) and `code` (CMD's exit status).
+# evaluates MUTATION once DIR holds CMD's temporary output, with CMD stopped
+# (SIGSTOP) meanwhile: on a busy machine the poll may see the file late, and
+# the mutation must still come before the output is renamed into place.
+# Sets `seen` (1 when the file showed and CMD had not finished by then) and
+# `code` (CMD's exit status).
 mutate_while_writing() {
   local dir=$1 err=$2 mutation=$3 pid
   shift 3
   "$@" 2> "$err" &
   pid=$!
   seen=0
-  wait_for_temp "$dir" $pid && seen=1
+  if wait_for_temp "$dir" $pid; then
+    kill -STOP $pid 2> /dev/null
+    [ -e "$dir/out.jsonl" ] || seen=1
+  fi
   eval "$mutation"
+  kill -CONT $pid 2> /dev/null
   wait $pid
   code=$?
 }
