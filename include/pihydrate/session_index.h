@@ -199,11 +199,11 @@ class KnownStrings {
 // 12 bytes a string, in fixed chunks (no spare capacity beyond one).
 class LongStrings {
  public:
-  static constexpr std::uint32_t kMinLength = 1024;
+  static constexpr std::uint32_t kMinLength = 256;
   // An index notes at most this many for `entries` entries: its memory
   // then stays within the per-entry bound whatever the mix (the
-  // benchmark's has about one for every two entries).
-  static std::size_t cap_for(std::size_t entries) { return entries / 4 * 3 + 4096; }
+  // benchmark's has about four for every five entries).
+  static std::size_t cap_for(std::size_t entries) { return entries / 2 * 3 + 4096; }
 
   std::size_t size() const { return begins_.size(); }
   std::uint64_t begin(std::size_t i) const { return begins_[i]; }  // offset of the opening quote

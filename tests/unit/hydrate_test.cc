@@ -656,7 +656,10 @@ TEST(ThreadSpoolTest, TheIndexerStepsOverBorrowedStringsForTheSameIndex) {
     if (run == 2) {
       EXPECT_EQ(index.invalid_utf8_count, 0u) << "a string known from the export is not scanned again";
     } else {
-      EXPECT_EQ(index.long_strings.size(), bad.empty() ? 40u : 39u);  // none from the line with bad UTF-8
+      // Each assistant's thinking and arguments, each result's text (all of
+      // LongStrings::kMinLength bytes or more); none from the line with bad UTF-8.
+      static_assert(LongStrings::kMinLength <= 300, "the thinking texts count");
+      EXPECT_EQ(index.long_strings.size(), bad.empty() ? 60u : 59u);
       EXPECT_EQ(test_support::index_summary(index), test_support::index_summary(scanned)) << "run " << run;
     }
     std::fclose(spool_file);
