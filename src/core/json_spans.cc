@@ -357,6 +357,26 @@ void object_members(std::string_view s, std::size_t pos, const LongValues* known
   out.resize(count);
 }
 
+std::pair<std::size_t, std::size_t> first_member_value(std::string_view s, std::size_t pos, std::string_view key,
+                                                       const LongValues* known) {
+  std::string name;
+  std::size_t i = skip_json_ws(s, pos + 1);
+  while (i < s.size() && s[i] == '"') {
+    const std::size_t before = i;
+    const std::size_t key_end = string_end(s, i, known);
+    assign_key(name, s, i, key_end - 1);
+    i = skip_json_ws(s, key_end);
+    if (i < s.size() && s[i] == ':') ++i;
+    const std::size_t value_begin = skip_json_ws(s, i);
+    const std::size_t value_end = json_value_end(s, value_begin, known);
+    if (name == key) return {value_begin, value_end};
+    i = skip_json_ws(s, value_end);
+    if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
+    if (i <= before) break;  // not valid JSON after all: stop rather than loop
+  }
+  return {0, 0};
+}
+
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key) {
   const MemberSpan* found = nullptr;
   for (const MemberSpan& m : members)

@@ -151,6 +151,12 @@ std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, cons
 // a caller walking many objects allocates nothing per object.
 void object_members(std::string_view s, std::size_t pos, const LongValues* known, std::vector<MemberSpan>& out);
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key);
+// The value of the first member named `key` of the object whose '{' is at
+// `pos`, as [begin, end), walking no further than that member; {0, 0} when
+// there is none. For a key known to appear once (find_member takes the
+// last of several, as JSON.parse does).
+std::pair<std::size_t, std::size_t> first_member_value(std::string_view s, std::size_t pos, std::string_view key,
+                                                       const LongValues* known = nullptr);
 
 struct ElementSpan {
   std::size_t begin = 0;

@@ -96,6 +96,11 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     take_plan_facts(doc, e, pm, mm, facts, plan_values);
+    if (e.kind == Kind::kPiToolResult) {
+      const JsonRef content = ThreadDocument::find(mm, "content");
+      const auto call_ids = std::count_if(mm.begin(), mm.end(), [](const MemberSpan& m) { return m.key == "toolCallId"; });
+      e.plain_result = doc.kind(content) == RefKind::kArray && ThreadDocument::find(mm, "timestamp").valid() && call_ids == 1;
+    }
   } else if (e.kind == Kind::kChat) {
     std::string role = doc.string_value(ThreadDocument::find(em, "role"));
     if (role != "user" && role != "assistant" && role != "system") {

@@ -211,6 +211,10 @@ void Mapper::emit_assistant(std::size_t env) {
 void Mapper::emit_tool_result(std::size_t env) {
   const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
+  if (e.plain_result) {
+    emit_message(env, ByteEdits(), msg);
+    return;
+  }
   auto members = members_at(e.message().begin, 0);
   ByteEdits edits;
   const MemberSpan* content = find_member(members, "content");
@@ -525,7 +529,9 @@ void Mapper::emit_all() {
     } else if (e.kind == Kind::kPiToolResult) {
       emit_tool_result(i);
       items_.back().is_tool_result = true;
-      add_tool_id(doc_.string_value(doc_.member(e.message(), "toolCallId")));
+      // A plain result has one toolCallId: the walk stops at it.
+      add_tool_id(doc_.string_value(e.plain_result ? doc_.first_member(e.message(), "toolCallId")
+                                                   : doc_.member(e.message(), "toolCallId")));
     } else if (e.kind == Kind::kPiCompaction) {
       bool skipped = false;
       std::string line = compaction_line(i, items_.size(), skipped);

@@ -54,6 +54,10 @@ struct Envelope {
   std::uint32_t ref_size = 0;
   std::uint32_t id_size = 0;
   Kind kind = Kind::kChat;
+  // A pi.tool_result whose message goes out as it is (check_entry found
+  // its content an array, a timestamp and one toolCallId): the lines'
+  // phase neither walks its members nor edits it.
+  bool plain_result = false;
 
   JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
   JsonRef payload() const { return inside(payload_); }  // data or payload

@@ -866,6 +866,39 @@ std::string golden_thread() {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A pi.tool_result whose message goes out unchanged is not walked again
+// when its line is built, and its toolCallId is read by a walk that stops at
+// the first one; a message naming toolCallId twice is walked whole, so the
+// last one counts, as with JSON.parse. A compaction keeping the result must
+// keep the call it answers too: its anchor tells which id was read.
+TEST(ThreadLinesTest, AResultsToolCallIdIsTheLastOneNamed) {
+  auto thread = [](const std::string& call_ids) {
+    return std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
+           R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
+           R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)"
+           R"("content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"usage":{"input":1,"cost":{"total":0}},)"
+           R"("stopReason":"toolUse","timestamp":1}}},)"
+           R"({"id":"r1","kind":"pi.tool_result","ts":"2026-11-20T14:02:12.000Z","data":{"message":{"role":"toolResult",)" +
+           call_ids + R"(,"toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":2}}},)"
+           R"({"id":"k","kind":"pi.compaction","ts":"2026-11-20T14:02:13.000Z","data":{"firstKeptRef":"r1",)"
+           R"("result":{"summary":"S","tokensBefore":5}}}]})";
+  };
+  auto kept_index = [](const ConvertedThread& t) {
+    const std::size_t at = t.session.find("\"firstKeptEntryIndex\":");
+    return at == std::string::npos ? std::string("none") : t.session.substr(at + 22, 1);
+  };
+  std::string plain = thread(R"("toolCallId":"c1")");
+  std::string last_counts = thread(R"("toolCallId":"other","toolCallId":"c1")");
+  std::string first_would_count = thread(R"("toolCallId":"c1","toolCallId":"other")");
+  const ConvertedThread a = convert_thread_export(plain, "t.json", ThreadOptions{});
+  const ConvertedThread b = convert_thread_export(last_counts, "t.json", ThreadOptions{});
+  const ConvertedThread c = convert_thread_export(first_would_count, "t.json", ThreadOptions{});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(kept_index(a), "2");  // header 0, the user turn 1, a1 2: the window starts at the call
+  EXPECT_EQ(kept_index(b), "2");
+  EXPECT_EQ(kept_index(c), "3");  // "other" answers no call: the window starts at the result
+}
+
 // Telling a residency what can leave memory changes nothing in the result;
 // the converter reports its in-place rewrite of a lone surrogate, and lets
 // go of the whole export at least once.

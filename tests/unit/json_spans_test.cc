@@ -337,6 +337,27 @@ TEST(JsonSpans, ContainerEndsAndMembersAreWhereTheyWereBuilt) {
   }
 }
 
+// The first member of a name, found by a walk that stops there: the first
+// of duplicates (find_member gives the last), escaped keys, a long value
+// stepped over, none at all.
+TEST(JsonSpans, FirstMemberValueStopsAtTheFirstOfItsName) {
+  const std::string big = "\"" + std::string(2 * LongValues::kMinLength, 'x') + "\"";
+  const std::string doc = "{\"a\":1, \"big\":" + big + ",\"b\":{\"b\":2},\"\\u0062\":3,\"b\":4}";
+  LongValues known;
+  known.index(doc);
+  const LongValues* const walks[] = {nullptr, &known};
+  for (const LongValues* k : walks) {
+    const auto [begin, end] = first_member_value(doc, 0, "b", k);
+    EXPECT_EQ(doc.substr(begin, end - begin), "{\"b\":2}");
+    const auto [big_begin, big_end] = first_member_value(doc, 0, "big", k);
+    EXPECT_EQ(doc.substr(big_begin, big_end - big_begin), big);
+    EXPECT_EQ(first_member_value(doc, 0, "missing", k), (std::pair<std::size_t, std::size_t>{0, 0}));
+  }
+  const MemberSpan* last = find_member(object_members(doc, 0), "b");
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(doc.substr(last->value_begin, last->value_end - last->value_begin), "4");
+}
+
 // A string's end, found one byte at a time: what the 64-byte scan must give
 // wherever blocks, backslash runs and the 256-byte head boundary fall.
 TEST(JsonSpans, StringEndMatchesTheByteByByteScan) {
