@@ -96,10 +96,23 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     take_plan_facts(doc, e, pm, mm, facts, plan_values);
+    // What the lines' phase would repair at the message's own level (see
+    // Envelope::plain_message): nothing, for nearly every message.
+    auto named = [&mm](const char* key) {
+      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key == key; });
+    };
+    const bool content_array = doc.kind(ThreadDocument::find(mm, "content")) == RefKind::kArray;
+    const bool has_timestamp = ThreadDocument::find(mm, "timestamp").valid();
     if (e.kind == Kind::kPiToolResult) {
-      const JsonRef content = ThreadDocument::find(mm, "content");
-      const auto call_ids = std::count_if(mm.begin(), mm.end(), [](const MemberSpan& m) { return m.key == "toolCallId"; });
-      e.plain_result = doc.kind(content) == RefKind::kArray && ThreadDocument::find(mm, "timestamp").valid() && call_ids == 1;
+      e.plain_message = content_array && has_timestamp && named("toolCallId") == 1;
+    } else if (e.kind == Kind::kPiAssistant && content_array && has_timestamp && named("content") == 1) {
+      const JsonRef usage = ThreadDocument::find(mm, "usage");
+      const JsonRef stop = ThreadDocument::find(mm, "stopReason");
+      const std::string stop_value = doc.kind(stop) == RefKind::kString ? doc.string_value(stop) : std::string();
+      if (doc.kind(usage) == RefKind::kObject && !stop_value.empty() && stop_value != "pending") {
+        doc.members_into(usage, checker.usage_members);
+        e.plain_message = ThreadDocument::find(checker.usage_members, "cost").valid();
+      }
     }
   } else if (e.kind == Kind::kChat) {
     std::string role = doc.string_value(ThreadDocument::find(em, "role"));

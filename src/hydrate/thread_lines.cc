@@ -125,13 +125,22 @@ void Mapper::emit_assistant(std::size_t env) {
   // Work on the message's own bytes so edits stay local to it.
   const std::string_view msg = doc_.raw(e.message());
   const std::size_t base = e.message().begin;
-  auto members = members_at(base, 0);
+  // A plain message (Envelope::plain_message) is walked only to its content.
+  std::vector<MemberSpan> members;
+  MemberSpan plain_content;
+  if (e.plain_message) {
+    const JsonRef value = doc_.first_member(e.message(), "content");
+    plain_content.value_begin = value.begin - base;
+    plain_content.value_end = value.end - base;
+  } else {
+    members = members_at(base, 0);
+  }
   ByteEdits edits;
   auto append_member = [&](const std::string& member) {
     if (members.empty()) edits.insert(1, member);
     else edits.insert(members.back().value_end, "," + member);
   };
-  const MemberSpan* content = find_member(members, "content");
+  const MemberSpan* content = e.plain_message ? &plain_content : find_member(members, "content");
   bool has_calls = false;
   std::vector<std::string> call_ids;  // each toolCall block's id ("" when not a string), for the item
   if (content && msg[content->value_begin] == '[') {
@@ -181,6 +190,10 @@ void Mapper::emit_assistant(std::size_t env) {
     else append_member("\"content\":[]");
     out_.repairs["wrapped-string-content"]++;
   }
+  if (e.plain_message) {
+    settle_assistant(env, edits, msg, call_ids);
+    return;
+  }
   const MemberSpan* usage = find_member(members, "usage");
   if (!usage || msg[usage->value_begin] != '{') {
     if (usage) edits.replace(usage->value_begin, usage->value_end, kZeroUsage);
@@ -202,16 +215,28 @@ void Mapper::emit_assistant(std::size_t env) {
     out_.repairs["settled-pending-stop-reason"]++;
   }
   if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
-  model_of(e.message(), last_api_, last_provider_, last_model_);
+  settle_assistant(env, edits, msg, call_ids);
+}
+
+void Mapper::settle_assistant(std::size_t env, const ByteEdits& edits, std::string_view msg,
+                              const std::vector<std::string>& call_ids) {
+  last_assistant_ = static_cast<std::int64_t>(env);
+  last_model_read_ = false;
   emit_message(env, edits, msg);
   for (const std::string& id : call_ids) add_tool_id(id);
+}
+
+void Mapper::read_last_model() {
+  if (last_model_read_) return;
+  model_of(envs_[static_cast<std::size_t>(last_assistant_)].message(), last_api_, last_provider_, last_model_);
+  last_model_read_ = true;
 }
 
 // R5: the verbatim ToolResultMessage; string content is wrapped.
 void Mapper::emit_tool_result(std::size_t env) {
   const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
-  if (e.plain_result) {
+  if (e.plain_message) {
     emit_message(env, ByteEdits(), msg);
     return;
   }
@@ -279,6 +304,7 @@ void Mapper::resume_model(std::string& api, std::string& provider, std::string& 
     api = doc_.string_value(doc_.member(thread_model, "api"));
   }
   if (provider.empty() || model.empty()) {
+    read_last_model();
     api = last_api_, provider = last_provider_, model = last_model_;
   }
   if (provider.empty() || model.empty()) api = "openai-completions", provider = "pi-hydrate", model = "imported";
@@ -530,7 +556,7 @@ void Mapper::emit_all() {
       emit_tool_result(i);
       items_.back().is_tool_result = true;
       // A plain result has one toolCallId: the walk stops at it.
-      add_tool_id(doc_.string_value(e.plain_result ? doc_.first_member(e.message(), "toolCallId")
+      add_tool_id(doc_.string_value(e.plain_message ? doc_.first_member(e.message(), "toolCallId")
                                                    : doc_.member(e.message(), "toolCallId")));
     } else if (e.kind == Kind::kPiCompaction) {
       bool skipped = false;

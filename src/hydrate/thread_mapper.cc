@@ -181,7 +181,10 @@ void Mapper::run() {
     JsonRef model = doc_.member(thread_, "model");
     std::string provider = doc_.string_value(doc_.member(model, "provider"));
     std::string model_id = doc_.string_value(doc_.member(model, "modelId"));
-    if (provider.empty() || model_id.empty()) provider = last_provider_, model_id = last_model_;
+    if (provider.empty() || model_id.empty()) {
+      read_last_model();
+      provider = last_provider_, model_id = last_model_;
+    }
     if (!provider.empty() && !model_id.empty())
       trailer.push_back({"{\"type\":\"model_change\",\"timestamp\":" + json_quote(ts) + ",\"provider\":" + json_quote(provider) +
                              ",\"modelId\":" + json_quote(model_id) + "}", thread_origin});

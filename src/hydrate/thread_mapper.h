@@ -54,10 +54,13 @@ struct Envelope {
   std::uint32_t ref_size = 0;
   std::uint32_t id_size = 0;
   Kind kind = Kind::kChat;
-  // A pi.tool_result whose message goes out as it is (check_entry found
-  // its content an array, a timestamp and one toolCallId): the lines'
-  // phase neither walks its members nor edits it.
-  bool plain_result = false;
+  // A message with nothing to repair at its own level, as check_entry
+  // found it: the lines' phase does not walk its members. A pi.tool_result:
+  // its content an array, a timestamp, one toolCallId (it goes out as it
+  // is). A pi.assistant: its content an array named once, usage with a
+  // cost, a settled stopReason, a timestamp (only its content blocks are
+  // looked at).
+  bool plain_message = false;
 
   JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
   JsonRef payload() const { return inside(payload_); }  // data or payload
@@ -156,7 +159,7 @@ class Mapper {
     Diagnostics diagnostics;
     // An entry's members, its payload's and its message's, refilled for
     // each entry in place: nothing allocated per entry.
-    std::vector<MemberSpan> entry_members, payload_members, message_members;
+    std::vector<MemberSpan> entry_members, payload_members, message_members, usage_members;
   };
   // Fills `e` (its index and ref set), except its id, and its plan facts
   // (their values go to `plan_values`).
@@ -189,6 +192,10 @@ class Mapper {
   // text (its bytes copied once), naming the runs it copies unchanged from
   // the export when the spool borrows them.
   void emit_assistant(std::size_t env);
+  // An assistant message's line, with `edits`, and its item's call ids; its
+  // model is read only if a later line asks for it (read_last_model).
+  void settle_assistant(std::size_t env, const ByteEdits& edits, std::string_view msg,
+                        const std::vector<std::string>& call_ids);
   void emit_tool_result(std::size_t env);
   void emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg);
   std::string chat_user_line(const Envelope& e);
@@ -247,6 +254,11 @@ class Mapper {
   std::vector<std::vector<std::size_t>> partial_groups_;
   std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
   std::string last_ts_;
+  // The last pi.assistant emitted so far, whose model a chat assistant
+  // turn, a rebuilt stream and the trailer take: read when asked for.
+  std::int64_t last_assistant_ = -1;
+  bool last_model_read_ = true;
+  void read_last_model();
   std::string last_api_, last_provider_, last_model_;
   // What a compaction's anchor names, found while every envelope is there
   // (see drop_envelopes_that_give_nothing), by the compaction's position.

@@ -899,6 +899,37 @@ TEST(ThreadLinesTest, AResultsToolCallIdIsTheLastOneNamed) {
   EXPECT_EQ(kept_index(c), "3");  // "other" answers no call: the window starts at the result
 }
 
+// A pi.assistant with nothing to repair at its own level is walked only to
+// its content; one naming content twice is walked whole (the last counts,
+// as with JSON.parse: here an array, so nothing is wrapped). A chat
+// assistant turn and the trailer still take the model of the last
+// pi.assistant before them, read only when asked for.
+TEST(ThreadLinesTest, AnAssistantsContentIsTheLastOneNamedAndItsModelIsReadWhenAsked) {
+  auto thread = [](const std::string& contents) {
+    return std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
+           R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
+           R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)" +
+           contents + R"(,"api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},)"
+           R"("stopReason":"stop","timestamp":1}}},)"
+           R"({"id":"c","kind":"chat","role":"assistant","text":"echo-less","ts":"2026-11-20T14:02:12.000Z"}]})";
+  };
+  std::string plain = thread(R"("content":[{"type":"text","text":"hi"}])");
+  std::string twice = thread(R"("content":"first","content":[{"type":"text","text":"hi"}])");
+  const ConvertedThread a = convert_thread_export(plain, "t.json", ThreadOptions{});
+  const ConvertedThread b = convert_thread_export(twice, "t.json", ThreadOptions{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a.repairs.count("wrapped-string-content"), 0u);
+  EXPECT_EQ(b.repairs.count("wrapped-string-content"), 0u);
+  EXPECT_NE(b.session.find(R"("content":"first","content":[{"type":"text","text":"hi"}])"), std::string::npos);
+  for (const ConvertedThread* t : {&a, &b}) {
+    // The chat assistant turn (no pi.assistant mirrors it) and the trailer's model_change.
+    EXPECT_NE(t->session.find(R"("text":"echo-less"}],"api":"x-api","provider":"p1","model":"m1")"), std::string::npos)
+        << t->session;
+    EXPECT_NE(t->session.find(R"("type":"model_change")"), std::string::npos);
+    EXPECT_NE(t->session.find(R"("provider":"p1","modelId":"m1")"), std::string::npos) << t->session;
+  }
+}
+
 // Telling a residency what can leave memory changes nothing in the result;
 // the converter reports its in-place rewrite of a lone surrogate, and lets
 // go of the whole export at least once.
