@@ -5,8 +5,8 @@
 // turns that into an error message (PH904) and exit 1.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>

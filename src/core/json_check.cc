@@ -303,7 +303,9 @@ bool processor_has_avx2() {
 #endif
 }
 
-// The walks taken, set once before main (and by tests).
+// The walks taken: SSE2's from the start (constant-initialized, so a scan
+// in another file's static initializer finds them), AVX2's once the
+// processor is asked, before main (and by tests).
 struct BlockWalkers {
   BlockWalker<true> checking_utf8;
   BlockWalker<false> plain;
@@ -324,10 +326,10 @@ struct BlockWalkers {
     else return plain;
   }
 };
-BlockWalkers block_walkers = [] {
-  BlockWalkers walkers{};
-  walkers.select(processor_has_avx2() ? StringScanWalk::kAvx2 : StringScanWalk::kSse2);
-  return walkers;
+BlockWalkers block_walkers{walk_blocks_sse2<true>, walk_blocks_sse2<false>};
+[[maybe_unused]] const bool avx2_walk_chosen = [] {
+  if (processor_has_avx2()) block_walkers.select(StringScanWalk::kAvx2);
+  return true;
 }();
 
 }  // namespace
