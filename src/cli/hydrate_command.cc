@@ -480,6 +480,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     // The converted session goes to a temporary file, and the export's bytes
     // are freed before the session is read: a big export is never held twice.
     spool.fd = make_unlinked_temp("the converted thread");
+    // Page drops the indexer's thread carries out (below): declared before
+    // the indexer, so it outlives the thread, which may call it to the end.
+    std::unique_ptr<DeferredRelease> deferred;
     // The converter keeps one core busy; the other writes and indexes what it converts.
     SpoolIndexer spool_indexer(spool.fd, display, input_index);
     to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
@@ -494,12 +497,16 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       // the peak does not follow the export's size.
       TruncationGuard guard(display, report_format == "json", created_dirs);
       to.residency = mapped.get();
-      // While the converter builds lines, the indexer drops the pages.
-      DeferredRelease deferred(*mapped);
-      spool_indexer.after_each_block([&deferred] { deferred.carry_out(); });
-      to.lines_residency = &deferred;
+      // While the converter builds lines, the indexer drops the pages; it
+      // stops before the export is unmapped, however this block is left.
+      deferred = std::make_unique<DeferredRelease>(*mapped);
+      spool_indexer.after_each_block([released = deferred.get()] { released->carry_out(); });
+      struct StopBeforeUnmap {
+        DeferredRelease& released;
+        ~StopBeforeUnmap() { released.stop(); }
+      } stop_before_unmap{*deferred};
+      to.lines_residency = deferred.get();
       thread = convert_thread_export(mapped->data(), mapped->size(), display, to);
-      deferred.stop();  // before the export is unmapped
       to.residency = to.lines_residency = nullptr;
     } else {
       std::string bytes = read_all(input_fd.fd, display);

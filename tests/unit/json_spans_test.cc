@@ -353,7 +353,8 @@ TEST(JsonSpans, FirstMemberValueStopsAtTheFirstOfItsName) {
     EXPECT_EQ(doc.substr(big_begin, big_end - big_begin), big);
     EXPECT_EQ(first_member_value(doc, 0, "missing", k), (std::pair<std::size_t, std::size_t>{0, 0}));
   }
-  const MemberSpan* last = find_member(object_members(doc, 0), "b");
+  const std::vector<MemberSpan> members = object_members(doc, 0);
+  const MemberSpan* last = find_member(members, "b");
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(doc.substr(last->value_begin, last->value_end - last->value_begin), "4");
 }
