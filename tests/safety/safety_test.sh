@@ -221,6 +221,21 @@ wait_for_temp() {  # DIR PID: 0 once DIR holds a temporary file, 1 if PID ended 
   return 1
 }
 
+# PID: stops the process (SIGSTOP) and returns once it stands still (or has
+# ended): the signal is only queued when kill returns, and a process still
+# running on the other core could rename its output into place meanwhile.
+stop_and_wait() {
+  local stat i sleep_fd
+  kill -STOP "$1" 2> /dev/null || return 0
+  exec {sleep_fd}<> <(:)
+  for ((i = 0; i < 20000; i++)); do  # up to 10 s
+    if ! read -r stat 2> /dev/null < "/proc/$1/stat"; then break; fi
+    case ${stat##*) } in T* | t* | Z*) break ;; esac
+    read -rt 0.0005 -u "$sleep_fd" || true
+  done
+  exec {sleep_fd}>&-
+}
+
 # DIR ERR MUTATION CMD...: runs CMD in the background (stderr to ERR) and
 # evaluates MUTATION once DIR holds CMD's temporary output, with CMD stopped
 # (SIGSTOP) meanwhile: on a busy machine the poll may see the file late, and
@@ -234,7 +249,7 @@ mutate_while_writing() {
   pid=$!
   seen=0
   if wait_for_temp "$dir" $pid; then
-    kill -STOP $pid 2> /dev/null
+    stop_and_wait $pid
     [ -e "$dir/out.jsonl" ] || seen=1
   fi
   eval "$mutation"
@@ -276,7 +291,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$bin" --session "$big" --cwd "$work" -o "$
     pid=$!
     seen=0
     wait_for_temp "$dir" $pid && seen=1
-    kill -STOP $pid 2> /dev/null
+    stop_and_wait $pid
     done_early=0
     [ -e "$dir/out.jsonl" ] && done_early=1
     kill -"$sig" $pid 2> /dev/null
@@ -285,7 +300,10 @@ os.execv(sys.argv[1], sys.argv[1:])' "$bin" --session "$big" --cwd "$work" -o "$
     code=$?
     [ $seen -eq 1 ] && [ $done_early -eq 0 ] && break
   done
-  check "SIG$sig mid-write: killed by the signal (exit $code), no output, no temporary file (seen $seen, finished first $done_early, try $try)" \
+  local left present=0
+  left=$(leftovers "$dir")
+  [ -e "$dir/out.jsonl" ] && present=1
+  check "SIG$sig mid-write: killed by the signal (exit $code), no output, no temporary file (seen $seen, finished first $done_early, output $present, temporary files $left, try $try)" \
     '[ $seen -eq 1 ] && [ $done_early -eq 0 ] && [ $code -eq $want ] && [ ! -e "$dir/out.jsonl" ] && [ "$(leftovers "$dir")" -eq 0 ]'
 }
 signal_mid_write INT 130
