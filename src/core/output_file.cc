@@ -1,6 +1,7 @@
 #include "pihydrate/output_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,10 +72,22 @@ OutputFile::OutputFile(const std::string& directory) : directory_(directory.empt
   std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
+  // A signal between creating the file and arming its removal would leave
+  // the file behind: the signals are held until both are done (for this
+  // thread; the CLI has no other one then), and one that came meanwhile
+  // is handled, removing the file, once they are let through.
+  sigset_t held, before;
+  sigemptyset(&held);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, sig);
+  ::pthread_sigmask(SIG_BLOCK, &held, &before);
   fd_ = ::mkstemp(buf.data());  // mode 0600
-  if (fd_ < 0) throw IoError("cannot create a temporary file in " + directory_ + ": " + errno_text());
-  temp_path_ = buf.data();
-  set_pending(temp_path_);
+  const int mkstemp_errno = errno;
+  if (fd_ >= 0) {
+    temp_path_ = buf.data();
+    set_pending(temp_path_);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (fd_ < 0) throw IoError("cannot create a temporary file in " + directory_ + ": " + std::strerror(mkstemp_errno));
 }
 
 OutputFile::~OutputFile() {
