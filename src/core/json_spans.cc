@@ -184,19 +184,19 @@ std::string string_contents(std::string_view s, std::size_t pos, std::size_t end
   return out;
 }
 
-// A member's key, unescaped into `key` (its memory reused): keys are short
-// and nearly never escaped, so they are copied as they are after a look for
-// a backslash, without building a string first.
-void assign_key(std::string& key, std::string_view s, std::size_t pos, std::size_t end) {
-  const char* text = s.data() + pos + 1;
-  const std::size_t size = end - pos - 1;
-  for (std::size_t k = 0; k < size; ++k) {
-    if (text[k] == '\\') {
-      key = string_contents(s, pos, end);
+// A member's key (its quotes at `pos` and `end`): keys are short and nearly
+// never escaped, so a look for a backslash decides whether it is the bytes'
+// own text, and only an escaped one is unescaped (into memory reused).
+void set_key(MemberSpan& m, std::string_view s, std::size_t pos, std::size_t end) {
+  m.raw_key = s.substr(pos + 1, end - pos - 1);
+  m.escaped = false;
+  for (char c : m.raw_key) {
+    if (c == '\\') {
+      m.unescaped = string_contents(s, pos, end);
+      m.escaped = true;
       return;
     }
   }
-  key.assign(text, size);
 }
 
 }  // namespace
@@ -345,7 +345,7 @@ void object_members(std::string_view s, std::size_t pos, const LongValues* known
     MemberSpan& m = out[count++];
     m.begin = i;
     std::size_t key_end = string_end(s, i, known);
-    assign_key(m.key, s, i, key_end - 1);
+    set_key(m, s, i, key_end - 1);
     i = skip_json_ws(s, key_end);
     if (i < s.size() && s[i] == ':') ++i;
     m.value_begin = skip_json_ws(s, i);
@@ -359,17 +359,17 @@ void object_members(std::string_view s, std::size_t pos, const LongValues* known
 
 std::pair<std::size_t, std::size_t> first_member_value(std::string_view s, std::size_t pos, std::string_view key,
                                                        const LongValues* known) {
-  std::string name;
+  MemberSpan name;
   std::size_t i = skip_json_ws(s, pos + 1);
   while (i < s.size() && s[i] == '"') {
     const std::size_t before = i;
     const std::size_t key_end = string_end(s, i, known);
-    assign_key(name, s, i, key_end - 1);
+    set_key(name, s, i, key_end - 1);
     i = skip_json_ws(s, key_end);
     if (i < s.size() && s[i] == ':') ++i;
     const std::size_t value_begin = skip_json_ws(s, i);
     const std::size_t value_end = json_value_end(s, value_begin, known);
-    if (name == key) return {value_begin, value_end};
+    if (name.key() == key) return {value_begin, value_end};
     i = skip_json_ws(s, value_end);
     if (i < s.size() && s[i] == ',') i = skip_json_ws(s, i + 1);
     if (i <= before) break;  // not valid JSON after all: stop rather than loop
@@ -380,7 +380,7 @@ std::pair<std::size_t, std::size_t> first_member_value(std::string_view s, std::
 const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::string_view key) {
   const MemberSpan* found = nullptr;
   for (const MemberSpan& m : members)
-    if (m.key == key) found = &m;  // JSON.parse: the last one wins
+    if (m.key() == key) found = &m;  // JSON.parse: the last one wins
   return found;
 }
 

@@ -139,13 +139,20 @@ class LongValues {
 std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 
 struct MemberSpan {
-  std::string key;            // unescaped
   std::size_t begin = 0;      // the key's opening quote
   std::size_t value_begin = 0;
   std::size_t value_end = 0;  // one past the value
+  // The key, unescaped. Nearly every key has no escape: it is then the
+  // walked bytes' own text (a view: those bytes must outlive the span), and
+  // only a key with escapes is copied, unescaped.
+  std::string_view key() const { return escaped ? std::string_view(unescaped) : raw_key; }
+  std::string_view raw_key;  // between the key's quotes, in the walked bytes
+  std::string unescaped;     // with `escaped`
+  bool escaped = false;
 };
 
-// Members of the object whose '{' is at `pos`, in order.
+// Members of the object whose '{' is at `pos`, in order. Their keys are
+// views of `s` (see MemberSpan::key): `s`'s bytes must outlive them.
 std::vector<MemberSpan> object_members(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 // The same into `out`, whose elements (and their keys' buffers) are reused:
 // a caller walking many objects allocates nothing per object.

@@ -99,7 +99,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     // What the lines' phase would repair at the message's own level (see
     // Envelope::plain_message): nothing, for nearly every message.
     auto named = [&mm](const char* key) {
-      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key == key; });
+      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key() == key; });
     };
     const bool content_array = doc.kind(ThreadDocument::find(mm, "content")) == RefKind::kArray;
     const bool has_timestamp = ThreadDocument::find(mm, "timestamp").valid();

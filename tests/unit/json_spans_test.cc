@@ -14,10 +14,10 @@ TEST(JsonSpans, MembersWithNestedValuesAndEscapes) {
   std::string s = R"({"a":1.10, "b" : {"x":[1,"]"]},"c\"d":"e\\\"f","n":null})";
   auto m = object_members(s, 0);
   ASSERT_EQ(m.size(), 4u);
-  EXPECT_EQ(m[0].key, "a");
+  EXPECT_EQ(m[0].key(), "a");
   EXPECT_EQ(s.substr(m[0].value_begin, m[0].value_end - m[0].value_begin), "1.10");
   EXPECT_EQ(s.substr(m[1].value_begin, m[1].value_end - m[1].value_begin), R"({"x":[1,"]"]})");
-  EXPECT_EQ(m[2].key, "c\"d");
+  EXPECT_EQ(m[2].key(), "c\"d");
   EXPECT_EQ(json_string_value(s, m[2].value_begin), "e\\\"f");
   EXPECT_EQ(s.substr(m[3].value_begin, 4), "null");
 }
@@ -37,14 +37,14 @@ TEST(JsonSpans, MembersIntoAReusedVectorAreEachObjectsOwn) {
     const std::vector<MemberSpan> fresh = object_members(s, 0);
     ASSERT_EQ(reused.size(), fresh.size()) << s;
     for (std::size_t k = 0; k < fresh.size(); ++k) {
-      EXPECT_EQ(reused[k].key, fresh[k].key) << s;
+      EXPECT_EQ(reused[k].key(), fresh[k].key()) << s;
       EXPECT_EQ(reused[k].begin, fresh[k].begin) << s;
       EXPECT_EQ(reused[k].value_begin, fresh[k].value_begin) << s;
       EXPECT_EQ(reused[k].value_end, fresh[k].value_end) << s;
     }
   }
   EXPECT_EQ(reused.size(), 3u);
-  EXPECT_EQ(reused[0].key, "c\"d");
+  EXPECT_EQ(reused[0].key(), "c\"d");
 }
 
 TEST(JsonSpans, EditsKeepEveryOtherByte) {
@@ -119,7 +119,7 @@ TEST(LongValuesTest, KnownEndsGiveTheSameSpans) {
   ASSERT_EQ(plain.size(), 4u);
   ASSERT_EQ(indexed.size(), plain.size());
   for (std::size_t i = 0; i < plain.size(); ++i) {
-    EXPECT_EQ(indexed[i].key, plain[i].key);
+    EXPECT_EQ(indexed[i].key(), plain[i].key());
     EXPECT_EQ(indexed[i].value_begin, plain[i].value_begin);
     EXPECT_EQ(indexed[i].value_end, plain[i].value_end);
   }
@@ -266,8 +266,8 @@ TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {
   EXPECT_EQ(json_string_value(R"("plain text, no escape")", 0), "plain text, no escape");
   const auto members = object_members(R"({"k\"ey":1,"\u0069d":2})", 0);
   ASSERT_EQ(members.size(), 2u);
-  EXPECT_EQ(members[0].key, "k\"ey");
-  EXPECT_EQ(members[1].key, "id");
+  EXPECT_EQ(members[0].key(), "k\"ey");
+  EXPECT_EQ(members[1].key(), "id");
 }
 
 // Containers are walked from one '"', '{', '}', '[' or ']' to the next:
@@ -330,7 +330,7 @@ TEST(JsonSpans, ContainerEndsAndMembersAreWhereTheyWereBuilt) {
       const std::vector<MemberSpan> members = object_members(text, b.begin);
       ASSERT_EQ(members.size(), b.keys.size()) << text;
       for (std::size_t k = 0; k < members.size(); ++k) {
-        EXPECT_EQ(members[k].key, b.keys[k].first) << text;
+        EXPECT_EQ(members[k].key(), b.keys[k].first) << text;
         EXPECT_EQ(members[k].value_begin, b.keys[k].second) << text;
       }
     }
