@@ -44,17 +44,22 @@ class ChunkedVector {
   // room for more than N plus one chunk of them at once.
   template <typename Adjust>
   void append_consuming(ChunkedVector&& other, Adjust adjust) {
-    for (std::size_t c = 0; c < other.chunks_.size(); ++c) {
+    other.consume_each([&](T& value) {
+      adjust(value);
+      push_back(std::move(value));
+    });
+  }
+  // Hands each element to `take`, in order, and frees each chunk once its
+  // elements are handed over; the vector is then empty.
+  template <typename Take>
+  void consume_each(Take take) {
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
       const std::size_t first = c * kChunk;
-      for (std::size_t i = first; i < other.size_ && i < first + kChunk; ++i) {
-        T value = std::move(other.chunks_[c][i - first]);
-        adjust(value);
-        push_back(std::move(value));
-      }
-      other.chunks_[c].reset();
+      for (std::size_t i = first; i < size_ && i < first + kChunk; ++i) take(chunks_[c][i - first]);
+      chunks_[c].reset();
     }
-    other.chunks_.clear();
-    other.size_ = 0;
+    chunks_.clear();
+    size_ = 0;
   }
 
   template <typename Owner, typename Value>

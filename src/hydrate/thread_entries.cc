@@ -178,6 +178,95 @@ void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const
   facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
 
+void Mapper::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDocument& reader) {
+  Part& part = parts[part_number];
+  if (!part.complete) return;
+  if (element.end - element.begin > UINT32_MAX) {  // read_envelopes reports it
+    part.complete = false;
+    return;
+  }
+  EarlyEntry early;
+  Envelope& e = early.envelope;
+  e.index = static_cast<std::uint32_t>(part.entries.size());
+  e.ref_begin = element.begin;
+  e.ref_size = static_cast<std::uint32_t>(element.end - element.begin);
+  EntryCheck c;
+  part.checker.diagnostics.clear();
+  mapper_.check_entry(reader, e, c, part.checker, early.facts, part.plan_values);
+  early.id_begin = c.id_begin;
+  early.id_size = c.id_size;
+  early.id_at = c.has_id ? static_cast<std::uint32_t>(c.id_at - element.begin) : 0;
+  early.has_id = c.has_id;
+  early.has_seq = c.has_seq;
+  early.accepted = c.accepted;
+  // Its messages would name it by its position in its part and on line 1.
+  early.check_again = c.before_id + c.after_id > 0;
+  part.entries.push_back(early);
+}
+
+bool Mapper::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const {
+  const int parts = early_.second_part_taken ? 2 : 1;
+  std::size_t i = 0;
+  for (int k = 0; k < parts; ++k) {
+    const EarlyChecks::Part& part = early_.parts[k];
+    if (!part.complete) return false;
+    // Elements of another top-level array are not entries.
+    for (const EarlyEntry& early : part.entries) {
+      const JsonRef ref = early.envelope.ref();
+      if (ref.begin < array.begin || ref.begin >= array.end) continue;
+      if (i == entries.size() || entries[i].begin != ref.begin || entries[i].end != ref.end) return false;
+      ++i;
+    }
+  }
+  return i == entries.size();
+}
+
+template <typename Settle>
+void Mapper::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
+  envs_.reserve(n);
+  plan_facts_.reserve(n);
+  Checker again;
+  for (int k = 0; k < (early_.second_part_taken ? 2 : 1); ++k) {
+    EarlyChecks::Part& part = early_.parts[k];
+    const std::uint64_t values_at = plan_values_.size();
+    plan_values_ += part.plan_values;
+    std::string().swap(part.plan_values);
+    part.entries.consume_each([&](EarlyEntry& early) {
+      const JsonRef ref = early.envelope.ref();
+      if (ref.begin < array.begin || ref.begin >= array.end) return;
+      const std::size_t i = envs_.size();
+      std::size_t next_diagnostic = 0;
+      if (early.check_again) {
+        Envelope fresh;
+        fresh.index = static_cast<std::uint32_t>(i);
+        fresh.ref_begin = ref.begin;
+        fresh.ref_size = early.envelope.ref_size;
+        envs_.push_back(fresh);
+        plan_facts_.emplace_back();
+        EntryCheck c;
+        again.ids.clear();
+        again.diagnostics.clear();
+        check_entry(doc_, envs_[i], c, again, plan_facts_[i], plan_values_);
+        settle(i, c, again, next_diagnostic);
+        return;
+      }
+      early.envelope.index = static_cast<std::uint32_t>(i);
+      early.facts.value_begin += values_at;
+      envs_.push_back(early.envelope);
+      plan_facts_.push_back(early.facts);
+      EntryCheck c;
+      c.id_begin = early.id_begin;
+      c.id_size = early.id_size;
+      c.id_at = ref.begin + early.id_at;
+      c.has_id = early.has_id;
+      c.has_seq = early.has_seq;
+      c.accepted = early.accepted;
+      settle(i, c, part.checker, next_diagnostic);
+    });
+  }
+  early_.forget();
+}
+
 bool Mapper::read_envelopes() {
   JsonRef root = doc_.root();
   // A member of the root that must hold one value: a string's decoded text,
@@ -206,10 +295,11 @@ bool Mapper::read_envelopes() {
     return false;
   }
   std::vector<JsonRef> entries;
+  JsonRef array;
   if (doc_.is_jsonl()) {
     entries = doc_.jsonl_entries();
   } else {
-    JsonRef array = doc_.member(root, "entries");
+    array = doc_.member(root, "entries");
     if (doc_.kind(array) != RefKind::kArray) {
       error("entries", array.valid() ? array.begin : root.begin, array.valid() ? "expected an array" : "missing");
       return false;
@@ -226,19 +316,27 @@ bool Mapper::read_envelopes() {
     error("entries", root.begin, "more than " + std::to_string(INT32_MAX - 1) + " entries");
     return false;
   }
-  envs_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (entries[i].end - entries[i].begin > UINT32_MAX) {
       error("entries[" + std::to_string(i) + "]", entries[i].begin, "larger than 4 GiB (entries are read as 32-bit offsets)");
       return false;
     }
-    envs_[i].index = static_cast<std::uint32_t>(i);
-    envs_[i].ref_begin = entries[i].begin;
-    envs_[i].ref_size = static_cast<std::uint32_t>(entries[i].end - entries[i].begin);
+  }
+  // The syntax check has usually checked every entry already (see
+  // EarlyChecks): they are settled below, in the same order.
+  const bool checked_early = !doc_.is_jsonl() && heard_exactly(entries, array);
+  if (!checked_early) {
+    early_.forget();
+    envs_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      envs_[i].index = static_cast<std::uint32_t>(i);
+      envs_[i].ref_begin = entries[i].begin;
+      envs_[i].ref_size = static_cast<std::uint32_t>(entries[i].end - entries[i].begin);
+    }
+    plan_facts_.assign(n, PlanFacts{});
   }
   out_.entry_count = n;
   std::vector<JsonRef>().swap(entries);
-  plan_facts_.assign(n, PlanFacts{});
   // Room for typical ids and plan values, so the strings are not copied at
   // every doubling (room never written to takes no memory).
   constexpr std::size_t kTypicalIdBytes = 32, kTypicalPlanValueBytes = 16;
@@ -294,7 +392,9 @@ bool Mapper::read_envelopes() {
       settle(i, c, checker, next_diagnostic);
     }
   };
-  if (n < options_.two_threads_from) {
+  if (checked_early) {
+    settle_early_checks(array, n, settle);
+  } else if (n < options_.two_threads_from) {
     check_and_settle(0, n);
   } else {
     const std::size_t half = n / 2;

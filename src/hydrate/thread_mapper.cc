@@ -230,9 +230,14 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   // Otherwise lone surrogates are repaired first and the export read again.
   ThreadDocument doc;
   doc.set_residency(residency);
-  bool parsed = doc.parse_plain(view, options.max_depth);
+  // The mapper checks the entries while the syntax check reads them.
+  ThreadOptions mapping_options = options;
+  Mapper mapper(doc, file, mapping_options, out);
+  bool parsed = doc.parse_plain(view, options.max_depth,
+                                options.check_entries_while_parsing ? mapper.entry_checks_during_parse() : nullptr);
   bool any_rewritten = false;
   if (!parsed) {
+    mapper.forget_entry_checks_during_parse();
     std::function<void(std::size_t)> rewritten = [residency, &any_rewritten](std::size_t at) {
       any_rewritten = true;
       if (residency) residency->rewritten(at, at + 4);
@@ -255,12 +260,10 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
     return out;
   }
   // Rewritten bytes are not the file's: nothing is borrowed from it then.
-  ThreadOptions mapping_options = options;
   if (any_rewritten) mapping_options.borrow_from_export = false;
   if (mapping_options.borrow_from_export && mapping_options.spool && options.export_strings &&
       doc.long_values().strings_valid_utf8())
     options.export_strings(doc.long_values());
-  Mapper mapper(doc, file, mapping_options, out);
   mapper.run();
   return out;
 }

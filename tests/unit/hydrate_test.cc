@@ -956,23 +956,26 @@ TEST(ThreadResidencyTest, ConversionIsTheSameAndRewritesAreReported) {
   EXPECT_NE(std::find(residency.released.begin(), residency.released.end(), bytes.size()), residency.released.end());
 }
 
+// Everything a conversion gives, as text, to compare two of them.
+std::string describe_conversion(const ConvertedThread& t) {
+  std::ostringstream out;
+  out << t.session_id << " " << t.timestamp << " " << t.entry_count << " " << t.session_bytes << "\n" << t.session;
+  for (const ThreadOrigin& o : t.origins)
+    out << ConvertedThread::path_of(o) << "|" << t.id_of(o) << "|" << o.line << ":" << o.column << "\n";
+  for (const auto& [kind, count] : t.repairs) out << kind << "=" << count << "\n";
+  for (const Diagnostic& d : t.diagnostics)
+    out << static_cast<int>(d.code) << " " << static_cast<int>(d.severity) << " " << d.line << ":" << d.column << " "
+        << d.message << "\n";
+  return out.str();
+}
+
 // Reading a big export's entries on two threads (each half, then settled in
 // order) gives exactly what one thread gives: the same session, origins,
 // repairs and messages, for every export of the golden suite, errors and
 // duplicates included, with the halves split wherever two entries allow.
 TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
   namespace fs = std::filesystem;
-  auto describe = [](const ConvertedThread& t) {
-    std::ostringstream out;
-    out << t.session_id << " " << t.timestamp << " " << t.entry_count << " " << t.session_bytes << "\n" << t.session;
-    for (const ThreadOrigin& o : t.origins)
-      out << ConvertedThread::path_of(o) << "|" << t.id_of(o) << "|" << o.line << ":" << o.column << "\n";
-    for (const auto& [kind, count] : t.repairs) out << kind << "=" << count << "\n";
-    for (const Diagnostic& d : t.diagnostics)
-      out << static_cast<int>(d.code) << " " << static_cast<int>(d.severity) << " " << d.line << ":" << d.column << " "
-          << d.message << "\n";
-    return out.str();
-  };
+  auto describe = describe_conversion;
   std::size_t compared = 0;
   for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread")) {
     for (const char* name : {"input.json", "input.jsonl"}) {
@@ -994,6 +997,143 @@ TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
     }
   }
   EXPECT_GE(compared, 100u);
+}
+
+// Entries checked while the syntax check reads them (on its two threads for
+// a big export) are settled into exactly what checking them afterwards
+// gives: every golden export, on one thread and on two.
+TEST(ThreadEarlyChecksTest, EveryGoldenExportConvertsAsWhenCheckedAfterTheSyntaxCheck) {
+  namespace fs = std::filesystem;
+  std::size_t compared = 0;
+  for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread")) {
+    for (const char* name : {"input.json", "input.jsonl"}) {
+      const fs::path input = dir.path() / name;
+      if (!fs::exists(input)) continue;
+      std::ifstream in(input, std::ios::binary);
+      const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (std::size_t two_threads_from : {std::size_t{2}, std::numeric_limits<std::size_t>::max()}) {
+        ThreadOptions after;
+        after.check_entries_while_parsing = false;
+        after.two_threads_from = two_threads_from;
+        ThreadOptions during = after;
+        during.check_entries_while_parsing = true;
+        std::string a = original, b = original;
+        EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", during)),
+                  describe_conversion(convert_thread_export(a, "t.json", after)))
+            << input;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 100u);
+}
+
+// An export big enough for the syntax check's second thread, with entries
+// that have something to report on both sides of the split (warnings, and
+// errors when `with_errors`) and arrays that are not the entries before and
+// after them.
+std::string big_export(bool with_errors) {
+  std::string text = "{\"format\":\"thread-export\",\"version\":1,\"tags\":[1,{\"id\":\"tag\"},[2]],\n"
+                     "\"thread\":{\"id\":\"t\",\"title\":\"big\"},\"entries\":[\n";
+  const std::string long_text(300, 'w');
+  for (int i = 0; text.size() < ThreadDocument::kSecondThreadBytes * 2 + 4096; ++i) {
+    const std::string id = "\"e" + std::to_string(i) + "\"";
+    const std::string plain = "{\"id\":" + id + ",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"plain\"}";
+    std::string entry;
+    switch (i % 11) {
+      case 0: entry = "{\"id\":" + id + ",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"hi " + std::to_string(i) + "\"}"; break;
+      case 1:
+        entry = "{\"id\":" + id + ",\"kind\":\"pi.assistant\",\"seq\":" + std::to_string(i) +
+                ",\"data\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"" + long_text +
+                "\"},{\"type\":\"toolCall\",\"id\":\"c" + std::to_string(i) +
+                "\",\"name\":\"read\",\"arguments\":{}}],\"usage\":{\"input\":1,\"cost\":{\"total\":0}},"
+                "\"stopReason\":\"toolUse\",\"timestamp\":" + std::to_string(1795000000000 + i) + "}}}";
+        break;
+      case 2:
+        entry = "{\"id\":" + id + ",\"kind\":\"pi.tool_result\",\"seq\":" + std::to_string(i) +
+                ",\"data\":{\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"c" + std::to_string(i - 1) +
+                "\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"" + long_text + "\\n\\\"q\\\"\"}],"
+                "\"isError\":false,\"timestamp\":" + std::to_string(1795000000000 + i) + "}}}";
+        break;
+      case 3:  // a stream the assistant two entries before closed (its timestamp is the stream's key)
+        entry = "{\"id\":" + id + ",\"kind\":\"pi.chunk\",\"ts\":1,\"data\":{\"streamKey\":" +
+                std::to_string(1795000000000 + i - 2) + ",\"event\":{\"type\":\"text_delta\",\"delta\":\"d\"}}}";
+        break;
+      case 4: entry = "{\"id\":" + id + ",\"kind\":\"pi.mystery\"}"; break;                        // skipped, warned
+      case 5: entry = !with_errors ? plain : "{\"kind\":\"chat\",\"role\":\"user\",\"text\":\"no id\"}"; break;             // an error before the id
+      case 6: entry = !with_errors ? plain : "{\"id\":\"e" + std::to_string(i / 2) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"again\"}"; break;  // duplicate
+      case 7: entry = "{\"id\":" + id + ",\"kind\":\"pi.chunk\",\"data\":{\"streamKey\":8}}"; break;  // without an event
+      case 8:  // with the wrong role
+        entry = !with_errors ? plain : "{\"id\":" + id + ",\"kind\":\"pi.user\",\"data\":{\"message\":{\"role\":\"assistant\",\"content\":\"x\"}}}";
+        break;
+      case 9: entry = !with_errors ? plain : "[\"not an object\"]"; break;
+      default:  // the echo of the assistant nine entries before
+        entry = "{ \"id\" : " + id + " , \"kind\" : \"chat\" , \"role\" : \"assistant\" , \"text\" : \"spaced\" , \"piRef\" : \"e" +
+                std::to_string(i - 9) + "\" }";
+        break;
+    }
+    text += std::string(i ? ",\n" : "") + entry;
+  }
+  text += "\n],\"more\":[{\"id\":\"after\",\"kind\":\"chat\"}]}\n";
+  return text;
+}
+
+TEST(ThreadEarlyChecksTest, ABigExportWithProblemsOnBothThreadsConvertsAsWhenCheckedAfter) {
+  for (bool with_errors : {true, false}) {
+    const std::string original = big_export(with_errors);
+    ThreadOptions after;
+    after.check_entries_while_parsing = false;
+    ThreadOptions during;
+    std::string a = original, b = original;
+    const ConvertedThread expected = convert_thread_export(a, "t.json", after);
+    const ConvertedThread got = convert_thread_export(b, "t.json", during);
+    EXPECT_EQ(describe_conversion(got), describe_conversion(expected)) << with_errors;
+    // What is compared is not empty: messages from both halves, with their lines.
+    ASSERT_GT(expected.diagnostics.size(), 100u);
+    EXPECT_LT(expected.diagnostics.front().line, 100u);
+    EXPECT_GT(expected.diagnostics.back().line, 10000u);
+    EXPECT_EQ(expected.ok(), !with_errors);
+    if (with_errors) continue;
+    // Planning read what checking the entries took: streams closed by their
+    // final message, echoes dropped.
+    EXPECT_GT(expected.repairs.at("dropped-chunks-of-final-message"), 1000u);
+    EXPECT_GT(expected.repairs.at("dropped-assistant-echo"), 1000u);
+  }
+}
+
+// The syntax check tells a visitor of every element of the top-level
+// object's arrays, each once and in order across its two parts, with a
+// reader that already knows the long values inside the element.
+TEST(ThreadDocumentTest, AVisitorHearsEachElementOnceWithItsLongValuesKnown) {
+  struct Heard : TopElementVisitor {
+    std::vector<std::pair<std::size_t, std::size_t>> parts[2];
+    std::size_t long_strings_found[2] = {0, 0};
+    void visit(int part, JsonRef element, const ThreadDocument& reader) override {
+      parts[part].emplace_back(element.begin, element.end);
+      // The reader walks the element as the finished document does.
+      EXPECT_EQ(json_value_end(reader.bytes(), element.begin, &reader.long_values()), element.end);
+      const std::size_t quote = reader.bytes().find("\"www", element.begin);
+      if (quote < element.end && reader.long_values().string_end_of(quote) != 0) ++long_strings_found[part];
+    }
+  };
+  std::string text = big_export(true);
+  ThreadDocument doc;
+  Heard heard;
+  ASSERT_TRUE(doc.parse_plain(text, 64, &heard));
+  EXPECT_TRUE(heard.second_part_taken);
+  ASSERT_FALSE(heard.parts[0].empty());
+  ASSERT_FALSE(heard.parts[1].empty());
+  EXPECT_GT(heard.long_strings_found[0], 100u);
+  EXPECT_GT(heard.long_strings_found[1], 100u);
+  // Part 0 heard the arrays before the split and those after the entries.
+  std::vector<std::pair<std::size_t, std::size_t>> all = heard.parts[0];
+  const std::size_t split = heard.parts[1].front().first;
+  auto after_split = std::partition(all.begin(), all.end(), [&](const auto& e) { return e.first < split; });
+  all.insert(after_split, heard.parts[1].begin(), heard.parts[1].end());
+  std::vector<std::pair<std::size_t, std::size_t>> walked;
+  for (const char* name : {"tags", "entries", "more"})
+    for (const JsonRef& e : doc.elements(doc.member(doc.root(), name))) walked.emplace_back(e.begin, e.end);
+  EXPECT_EQ(all, walked);
 }
 
 // The quick path records line starts during its syntax check instead of a
