@@ -136,10 +136,14 @@ std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues
     }
     return s.size();
   }
-  std::size_t i = pos;  // number or literal
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' &&
-         s[i] != '\n')
-    ++i;
+  // A number or literal ends at the first byte that can follow a value.
+  static constexpr auto kEndsScalar = [] {
+    std::array<bool, 256> ends{};
+    for (unsigned char byte : {',', '}', ']', ' ', '\t', '\r', '\n'}) ends[byte] = true;
+    return ends;
+  }();
+  std::size_t i = pos;
+  while (i < s.size() && !kEndsScalar[static_cast<unsigned char>(s[i])]) ++i;
   return i;
 }
 

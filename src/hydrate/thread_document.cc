@@ -334,6 +334,14 @@ std::string ThreadDocument::string_value(JsonRef ref) const {
   return json_string_value(bytes_, ref.begin);
 }
 
+std::string_view ThreadDocument::string_text(JsonRef ref, std::string& scratch) const {
+  if (kind(ref) != RefKind::kString || ref.end - ref.begin < 2) return {};
+  const std::string_view text = bytes_.substr(ref.begin + 1, ref.end - ref.begin - 2);
+  if (std::memchr(text.data(), '\\', text.size()) == nullptr) return text;
+  scratch = json_string_value(bytes_, ref.begin);
+  return scratch;
+}
+
 void ThreadDocument::position(std::size_t offset, std::uint64_t& line, std::uint64_t& column) const {
   const std::vector<std::size_t>& starts = layout_->line_starts;
   auto it = std::upper_bound(starts.begin(), starts.end(), offset);

@@ -113,6 +113,9 @@ class ThreadDocument {
   // export has hundreds of thousands of entries): a second call walks.
   std::vector<JsonRef> top_array_elements(JsonRef array) const;
   std::string string_value(JsonRef ref) const;                 // unescaped
+  // The same without a copy for a string with no escape (nearly every one):
+  // a view of the document, or of `scratch` holding it unescaped.
+  std::string_view string_text(JsonRef ref, std::string& scratch) const;
   std::string_view raw(JsonRef ref) const { return bytes_.substr(ref.begin, ref.end - ref.begin); }
 
   // 1-based line and byte column of an offset.

@@ -30,7 +30,8 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
   std::vector<MemberSpan>& em = checker.entry_members;  // the envelope, read once
   doc.members_into(e.ref(), em);
   JsonRef id = ThreadDocument::find(em, "id");
-  const std::string id_text = doc.string_value(id);  // empty unless a string
+  std::string& scratch = checker.scratch;
+  const std::string_view id_text = doc.string_text(id, scratch);  // empty unless a string
   if (id_text.empty()) {
     fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
          id.valid() ? "expected a non-empty string" : "missing");
@@ -49,7 +50,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin, kind.valid() ? "expected a string" : "missing");
     return;
   }
-  const std::string kind_text = doc.string_value(kind);
+  const std::string kind_text(doc.string_text(kind, scratch));
   e.kind = kind_of(kind_text);
   e.set_ts(ThreadDocument::find(em, "ts"));
   JsonRef seq = ThreadDocument::find(em, "seq");
@@ -88,11 +89,11 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     }
     const std::vector<MemberSpan>& mm = *message_members;
     const JsonRef role_ref = ThreadDocument::find(mm, "role");
-    std::string role = doc.string_value(role_ref);
+    const std::string_view role = doc.string_text(role_ref, scratch);
     if (role != want) {
       reject(payload_path() + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
             "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
-                (role.empty() ? std::string("none") : quote_for_message(role)));
+                (role.empty() ? std::string("none") : quote_for_message(std::string(role))));
       return;
     }
     take_plan_facts(doc, e, pm, mm, facts, plan_values);
@@ -108,14 +109,14 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
     } else if (e.kind == Kind::kPiAssistant && content_array && has_timestamp && named("content") == 1) {
       const JsonRef usage = ThreadDocument::find(mm, "usage");
       const JsonRef stop = ThreadDocument::find(mm, "stopReason");
-      const std::string stop_value = doc.kind(stop) == RefKind::kString ? doc.string_value(stop) : std::string();
+      const std::string_view stop_value = doc.string_text(stop, scratch);
       if (doc.kind(usage) == RefKind::kObject && !stop_value.empty() && stop_value != "pending") {
         doc.members_into(usage, checker.usage_members);
         e.plain_message = ThreadDocument::find(checker.usage_members, "cost").valid();
       }
     }
   } else if (e.kind == Kind::kChat) {
-    std::string role = doc.string_value(ThreadDocument::find(em, "role"));
+    const std::string_view role = doc.string_text(ThreadDocument::find(em, "role"), scratch);
     if (role != "user" && role != "assistant" && role != "system") {
       reject(e.path() + ".role", e.ref().begin, "expected \"user\", \"assistant\" or \"system\"");
       return;
@@ -156,12 +157,13 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
 void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
                              const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) {
   facts.value_begin = plan_values.size();
+  std::string scratch;  // allocated only for an escaped reference
   switch (e.kind) {
     case Kind::kChat:
-      if (facts.role == ChatRole::kAssistant) plan_values += doc.string_value(ThreadDocument::find(entry_members, "piRef"));
+      if (facts.role == ChatRole::kAssistant) plan_values += doc.string_text(ThreadDocument::find(entry_members, "piRef"), scratch);
       break;
     case Kind::kPiUser:
-      plan_values += doc.string_value(ThreadDocument::find(entry_members, "chatRef"));
+      plan_values += doc.string_text(ThreadDocument::find(entry_members, "chatRef"), scratch);
       break;
     case Kind::kPiAssistant:
       plan_values += doc.raw(ThreadDocument::find(message_members, "timestamp"));

@@ -168,6 +168,7 @@ class Mapper {
     // An entry's members, its payload's and its message's, refilled for
     // each entry in place: nothing allocated per entry.
     std::vector<MemberSpan> entry_members, payload_members, message_members, usage_members;
+    std::string scratch;  // an escaped string's text (ThreadDocument::string_text)
   };
   // Fills `e` (its index and ref set), except its id, and its plan facts
   // (their values go to `plan_values`).

@@ -1136,6 +1136,32 @@ TEST(ThreadDocumentTest, AVisitorHearsEachElementOnceWithItsLongValuesKnown) {
   EXPECT_EQ(all, walked);
 }
 
+// A string's text without a copy: the document's own bytes when it has no
+// escape, else unescaped into the scratch string; nothing for a non-string.
+TEST(ThreadDocumentTest, StringTextIsTheStringValueCopiedOnlyWhenEscaped) {
+  std::string text = R"({"plain":"pi.chunk","escaped":"a\"b\u00e9\n","empty":"","number":12,"object":{"k":"v"}})";
+  ThreadDocument doc;
+  ASSERT_TRUE(doc.parse_plain(text, 64));
+  std::string scratch;
+  for (const MemberSpan& m : doc.members(doc.root())) {
+    const JsonRef value{m.value_begin, m.value_end};
+    const std::string_view got = doc.string_text(value, scratch);
+    EXPECT_EQ(std::string(got), doc.string_value(value)) << m.key();
+    const bool in_document = got.data() >= doc.bytes().data() && got.data() < doc.bytes().data() + doc.bytes().size();
+    if (m.key() == "plain") {
+      EXPECT_TRUE(in_document);
+    }
+    if (m.key() == "escaped") {
+      EXPECT_EQ(got, "a\"b\xC3\xA9\n");
+      EXPECT_EQ(got.data(), scratch.data());
+    }
+    if (m.key() == "number" || m.key() == "object") {
+      EXPECT_TRUE(got.empty());
+    }
+  }
+  EXPECT_TRUE(doc.string_text(JsonRef{}, scratch).empty());
+}
+
 // The quick path records line starts during its syntax check instead of a
 // pass of its own: every position it gives must be the full path's, BOM,
 // CRLF, blank lines and a big document split over two threads included.
