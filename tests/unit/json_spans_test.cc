@@ -29,6 +29,7 @@ TEST(JsonSpans, MembersIntoAReusedVectorAreEachObjectsOwn) {
       R"({"a":1.10, "b" : {"x":[1,"]"]},"a key longer than sixteen bytes":"e\\\"f","n":null})",
       R"({"z":"short"})",
       R"({})",
+      R"({"an escape past the first sixteen bytes: \"q\"":1,"\u0041 first":2,"tail":3})",
       R"({"c\"d":[],"a key longer than sixteen bytes, again":{"q":1},"m":true})",
   };
   std::vector<MemberSpan> reused;
@@ -45,6 +46,11 @@ TEST(JsonSpans, MembersIntoAReusedVectorAreEachObjectsOwn) {
   }
   EXPECT_EQ(reused.size(), 3u);
   EXPECT_EQ(reused[0].key(), "c\"d");
+  const std::vector<MemberSpan> escaped = object_members(objects[3], 0);
+  ASSERT_EQ(escaped.size(), 3u);
+  EXPECT_EQ(escaped[0].key(), "an escape past the first sixteen bytes: \"q\"");
+  EXPECT_EQ(escaped[1].key(), "A first");
+  EXPECT_EQ(escaped[2].key(), "tail");
 }
 
 TEST(JsonSpans, EditsKeepEveryOtherByte) {
