@@ -47,9 +47,12 @@ std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
 std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
   std::string ts;
   std::int64_t ms = 0;
-  if (doc_.kind(e.ts()) == RefKind::kString && is_iso8601(doc_.string_value(e.ts()))) {
-    ts = doc_.string_value(e.ts());
-  } else if (doc_.kind(e.ts()) == RefKind::kNumber && parse_int64(doc_.raw(e.ts()), ms)) {
+  const RefKind kind = doc_.kind(e.ts());
+  if (kind == RefKind::kString) {
+    std::string scratch;  // only for an escaped time
+    const std::string_view text = doc_.string_text(e.ts(), scratch);
+    if (is_iso8601(text)) ts.assign(text);
+  } else if (kind == RefKind::kNumber && parse_int64(doc_.raw(e.ts()), ms)) {
     ts = iso_from_ms(ms);
   }
   if (ts.empty() && message.valid()) {
@@ -148,13 +151,17 @@ void Mapper::emit_assistant(std::size_t env) {
     // never), not copied for every message.
     std::vector<ElementSpan> kept;
     bool changed = false;
+    std::string type_scratch;  // an escaped type's text
     for (const ElementSpan& el : elements_at(base, content->value_begin)) {
-      std::string type;
+      std::string_view type;
       bool has_text = false, empty_text = false;
       if (msg[el.begin] == '{') {
         std::vector<MemberSpan>& block = block_members_;  // walked once each: not cached
         members_at_into(base, el.begin, block);
-        if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') type = json_string_value(msg, t->value_begin);
+        if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') {
+          type = msg.substr(t->value_begin + 1, t->value_end - t->value_begin - 2);
+          if (type.find('\\') != std::string_view::npos) type = type_scratch = json_string_value(msg, t->value_begin);
+        }
         if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
           has_text = true;
           empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)

@@ -904,6 +904,23 @@ TEST(ThreadLinesTest, AResultsToolCallIdIsTheLastOneNamed) {
 // as with JSON.parse: here an array, so nothing is wrapped). A chat
 // assistant turn and the trailer still take the model of the last
 // pi.assistant before them, read only when asked for.
+// A content block's type is read unescaped: an empty text block whose type
+// is spelled with an escape is dropped like any other, and a tool call's
+// type so spelled still counts.
+TEST(ThreadLinesTest, AContentBlocksTypeIsReadUnescaped) {
+  std::string text = std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
+                     R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
+                     R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)"
+                     R"("content":[{"type":"t\u0065xt","text":""},{"type":"tool\u0043all","id":"c1","name":"read","arguments":{}}],)"
+                     R"("api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},"timestamp":1}}}]})";
+  const ConvertedThread t = convert_thread_export(text, "t.json", ThreadOptions{});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.repairs.at("dropped-empty-text-block"), 1u);
+  EXPECT_NE(t.session.find(R"("content":[{"type":"tool\u0043all","id":"c1")"), std::string::npos) << t.session;
+  // No stopReason: settled from the tool call.
+  EXPECT_NE(t.session.find(R"("stopReason":"toolUse")"), std::string::npos) << t.session;
+}
+
 TEST(ThreadLinesTest, AnAssistantsContentIsTheLastOneNamedAndItsModelIsReadWhenAsked) {
   auto thread = [](const std::string& contents) {
     return std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
