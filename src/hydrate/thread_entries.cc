@@ -188,13 +188,10 @@ void Mapper::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDo
     return;
   }
   EarlyEntry early;
-  Envelope& e = early.envelope;
-  e.index = static_cast<std::uint32_t>(part.entries.size());
-  e.ref_begin = element.begin;
-  e.ref_size = static_cast<std::uint32_t>(element.end - element.begin);
+  early.envelope = Envelope::of_entry(part.entries.size(), element);
   EntryCheck c;
   part.checker.diagnostics.clear();
-  mapper_.check_entry(reader, e, c, part.checker, early.facts, part.plan_values);
+  mapper_.check_entry(reader, early.envelope, c, part.checker, early.facts, part.plan_values);
   early.id_begin = c.id_begin;
   early.id_size = c.id_size;
   early.id_at = c.has_id ? static_cast<std::uint32_t>(c.id_at - element.begin) : 0;
@@ -206,16 +203,21 @@ void Mapper::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDo
   part.entries.push_back(early);
 }
 
+namespace {
+// Whether an element the syntax check heard is one of the entries array's
+// (another top-level array's elements lie outside its brackets).
+bool inside(JsonRef array, JsonRef element) { return element.begin >= array.begin && element.begin < array.end; }
+}  // namespace
+
 bool Mapper::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const {
   const int parts = early_.second_part_taken ? 2 : 1;
   std::size_t i = 0;
   for (int k = 0; k < parts; ++k) {
     const EarlyChecks::Part& part = early_.parts[k];
     if (!part.complete) return false;
-    // Elements of another top-level array are not entries.
     for (const EarlyEntry& early : part.entries) {
       const JsonRef ref = early.envelope.ref();
-      if (ref.begin < array.begin || ref.begin >= array.end) continue;
+      if (!inside(array, ref)) continue;
       if (i == entries.size() || entries[i].begin != ref.begin || entries[i].end != ref.end) return false;
       ++i;
     }
@@ -235,15 +237,11 @@ void Mapper::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
     std::string().swap(part.plan_values);
     part.entries.consume_each([&](EarlyEntry& early) {
       const JsonRef ref = early.envelope.ref();
-      if (ref.begin < array.begin || ref.begin >= array.end) return;
+      if (!inside(array, ref)) return;
       const std::size_t i = envs_.size();
       std::size_t next_diagnostic = 0;
       if (early.check_again) {
-        Envelope fresh;
-        fresh.index = static_cast<std::uint32_t>(i);
-        fresh.ref_begin = ref.begin;
-        fresh.ref_size = early.envelope.ref_size;
-        envs_.push_back(fresh);
+        envs_.push_back(Envelope::of_entry(i, ref));
         plan_facts_.emplace_back();
         EntryCheck c;
         again.ids.clear();
@@ -330,11 +328,7 @@ bool Mapper::read_envelopes() {
   if (!checked_early) {
     early_.forget();
     envs_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      envs_[i].index = static_cast<std::uint32_t>(i);
-      envs_[i].ref_begin = entries[i].begin;
-      envs_[i].ref_size = static_cast<std::uint32_t>(entries[i].end - entries[i].begin);
-    }
+    for (std::size_t i = 0; i < n; ++i) envs_[i] = Envelope::of_entry(i, entries[i]);
     plan_facts_.assign(n, PlanFacts{});
   }
   out_.entry_count = n;

@@ -158,10 +158,8 @@ void Mapper::emit_assistant(std::size_t env) {
       if (msg[el.begin] == '{') {
         std::vector<MemberSpan>& block = block_members_;  // walked once each: not cached
         members_at_into(base, el.begin, block);
-        if (const MemberSpan* t = find_member(block, "type"); t && msg[t->value_begin] == '"') {
-          type = msg.substr(t->value_begin + 1, t->value_end - t->value_begin - 2);
-          if (type.find('\\') != std::string_view::npos) type = type_scratch = json_string_value(msg, t->value_begin);
-        }
+        if (const MemberSpan* t = find_member(block, "type"))
+          type = doc_.string_text({base + t->value_begin, base + t->value_end}, type_scratch);
         if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
           has_text = true;
           empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)

@@ -63,6 +63,14 @@ struct Envelope {
   // looked at).
   bool plain_message = false;
 
+  // Entry `index` of the export, at `ref` (under 4 GiB), not yet checked.
+  static Envelope of_entry(std::size_t index, JsonRef ref) {
+    Envelope e;
+    e.index = static_cast<std::uint32_t>(index);
+    e.ref_begin = ref.begin;
+    e.ref_size = static_cast<std::uint32_t>(ref.end - ref.begin);
+    return e;
+  }
   JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
   JsonRef payload() const { return inside(payload_); }  // data or payload
   JsonRef message() const { return inside(message_); }  // pi.assistant / pi.tool_result / pi.user

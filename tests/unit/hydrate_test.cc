@@ -986,31 +986,39 @@ std::string describe_conversion(const ConvertedThread& t) {
   return out.str();
 }
 
-// Reading a big export's entries on two threads (each half, then settled in
-// order) gives exactly what one thread gives: the same session, origins,
-// repairs and messages, for every export of the golden suite, errors and
-// duplicates included, with the halves split wherever two entries allow.
-TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
+// Every golden thread export's input (either variant), with its path.
+std::vector<std::pair<std::filesystem::path, std::string>> golden_thread_inputs() {
   namespace fs = std::filesystem;
-  auto describe = describe_conversion;
-  std::size_t compared = 0;
+  std::vector<std::pair<fs::path, std::string>> inputs;
   for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread")) {
     for (const char* name : {"input.json", "input.jsonl"}) {
       const fs::path input = dir.path() / name;
       if (!fs::exists(input)) continue;
       std::ifstream in(input, std::ios::binary);
-      const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      for (PartialPolicy partial : {PartialPolicy::kDrop, PartialPolicy::kKeep}) {
-        ThreadOptions one;
-        one.partial = partial;
-        one.two_threads_from = std::numeric_limits<std::size_t>::max();
-        ThreadOptions two = one;
-        two.two_threads_from = 2;
-        std::string a = original, b = original;
-        EXPECT_EQ(describe(convert_thread_export(b, "t.json", two)), describe(convert_thread_export(a, "t.json", one)))
-            << input;
-        ++compared;
-      }
+      inputs.emplace_back(input, std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    }
+  }
+  return inputs;
+}
+
+// Reading a big export's entries on two threads (each half, then settled in
+// order) gives exactly what one thread gives: the same session, origins,
+// repairs and messages, for every export of the golden suite, errors and
+// duplicates included, with the halves split wherever two entries allow.
+TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
+  std::size_t compared = 0;
+  for (const auto& [input, original] : golden_thread_inputs()) {
+    for (PartialPolicy partial : {PartialPolicy::kDrop, PartialPolicy::kKeep}) {
+      ThreadOptions one;
+      one.partial = partial;
+      one.two_threads_from = std::numeric_limits<std::size_t>::max();
+      ThreadOptions two = one;
+      two.two_threads_from = 2;
+      std::string a = original, b = original;
+      EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", two)),
+                describe_conversion(convert_thread_export(a, "t.json", one)))
+          << input;
+      ++compared;
     }
   }
   EXPECT_GE(compared, 100u);
@@ -1020,26 +1028,19 @@ TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
 // a big export) are settled into exactly what checking them afterwards
 // gives: every golden export, on one thread and on two.
 TEST(ThreadEarlyChecksTest, EveryGoldenExportConvertsAsWhenCheckedAfterTheSyntaxCheck) {
-  namespace fs = std::filesystem;
   std::size_t compared = 0;
-  for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread")) {
-    for (const char* name : {"input.json", "input.jsonl"}) {
-      const fs::path input = dir.path() / name;
-      if (!fs::exists(input)) continue;
-      std::ifstream in(input, std::ios::binary);
-      const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      for (std::size_t two_threads_from : {std::size_t{2}, std::numeric_limits<std::size_t>::max()}) {
-        ThreadOptions after;
-        after.check_entries_while_parsing = false;
-        after.two_threads_from = two_threads_from;
-        ThreadOptions during = after;
-        during.check_entries_while_parsing = true;
-        std::string a = original, b = original;
-        EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", during)),
-                  describe_conversion(convert_thread_export(a, "t.json", after)))
-            << input;
-        ++compared;
-      }
+  for (const auto& [input, original] : golden_thread_inputs()) {
+    for (std::size_t two_threads_from : {std::size_t{2}, std::numeric_limits<std::size_t>::max()}) {
+      ThreadOptions after;
+      after.check_entries_while_parsing = false;
+      after.two_threads_from = two_threads_from;
+      ThreadOptions during = after;
+      during.check_entries_while_parsing = true;
+      std::string a = original, b = original;
+      EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", during)),
+                describe_conversion(convert_thread_export(a, "t.json", after)))
+          << input;
+      ++compared;
     }
   }
   EXPECT_GE(compared, 100u);
