@@ -14,7 +14,7 @@ std::size_t page_size() {
   return size;
 }
 
-// Dropping pages costs a walk of the page table: done at most every 16 MiB
+// Dropping pages costs a walk of the page table: done at most every 4 MiB
 // of progress, which bounds what stays resident between two calls.
 constexpr std::size_t kReleaseStep = std::size_t{4} << 20;
 

@@ -146,7 +146,16 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
   const std::string_view text = bytes.substr(start);
   SecondThread second;
   second.at = guess_second_half(text);
-  if (residency_) second.progress = [this](std::size_t begin, std::size_t offset) { residency_->release_range(begin, offset); };
+  // The second thread hears of its progress every MiB; it lets pages go a
+  // step at a time, as the first does (each madvise that drops pages also
+  // interrupts the other core to flush its TLB).
+  if (residency_) {
+    second.progress = [this, released = std::size_t{0}](std::size_t begin, std::size_t offset) mutable {
+      if (offset < std::max(begin, released) + kTouchStep) return;
+      residency_->release_range(begin, offset);
+      released = offset;
+    };
+  }
   // Each part's reader is made on its thread, for the values that thread records.
   std::array<std::unique_ptr<ThreadDocument>, 2> readers;
   ElementListener listener;

@@ -126,6 +126,10 @@ class ThreadDocument {
 
   // Documents this long are checked on two threads when a split can be guessed.
   static constexpr std::size_t kSecondThreadBytes = std::size_t{8} << 20;
+  // How far a reader moves between two releases of the export's pages (a
+  // drop interrupts the other core to flush its TLB): about one step stays
+  // resident per reader.
+  static constexpr std::size_t kTouchStep = std::size_t{4} << 20;
 
  private:
   // With `collect_long_values`, the quick check also fills long_values_
@@ -156,7 +160,6 @@ class ThreadDocument {
   // release (up to a step past it: an object read there may reach that far),
   // so the owner's pages stay. About one step of the export stays resident
   // per reader.
-  static constexpr std::size_t kTouchStep = std::size_t{4} << 20;
   mutable std::size_t touch_anchor_ = 0;
   mutable std::size_t touched_low_ = 0, touched_high_ = 0;
   void touch(std::size_t offset) const {

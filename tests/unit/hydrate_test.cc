@@ -1236,6 +1236,33 @@ TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
   }
 }
 
+// The syntax check's second thread lets the pages it read go a step at a
+// time, not at each MiB it reports: every drop interrupts the other core.
+// What it read is let go in the end all the same.
+TEST(ThreadDocumentTest, TheSecondThreadLetsPagesGoAStepAtATime) {
+  std::string text = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"},\"entries\":[\n";
+  for (int i = 0; text.size() < 4 * ThreadDocument::kSecondThreadBytes; ++i)
+    text += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" +
+            std::string(500 + i % 700, 'x') + "\"}";
+  text += "]}\n";
+  RecordingResidency residency;
+  ThreadDocument doc;
+  doc.set_residency(&residency);
+  ASSERT_TRUE(doc.parse_plain(text, 64));
+  ASSERT_GE(residency.ranges.size(), 2u) << "the second thread read several steps";
+  const std::size_t begin = residency.ranges.front().first;
+  EXPECT_GT(begin, text.size() / 4);
+  std::size_t last = begin;
+  for (const auto& range : residency.ranges) {
+    EXPECT_EQ(range.first, begin);
+    EXPECT_GE(range.second, last + ThreadDocument::kTouchStep) << "a release less than a step after the last";
+    last = range.second;
+  }
+  EXPECT_GT(last, text.size() - ThreadDocument::kTouchStep - (std::size_t{1} << 20)) << "nearly to the end";
+  ASSERT_FALSE(residency.released.empty());
+  EXPECT_EQ(residency.released.back(), text.size());  // then everything goes
+}
+
 // A mapped file: released pages read back the file's bytes, and a page
 // holding rewritten bytes keeps them.
 TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
