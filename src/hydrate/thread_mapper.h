@@ -222,8 +222,8 @@ class Mapper {
     const Mapper& mapper_;
   };
   EarlyChecks early_{*this};
-  // Whether what early_ heard is exactly `entries` (the export's entries,
-  // of the array [array_begin, array_end)): then they are settled from it.
+  // Whether what early_ heard is exactly `entries` (the elements of the
+  // export's entries array, `array`): then they are settled from it.
   bool heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const;
   // Settles what early_ heard (heard_exactly), in entry order, through `settle`.
   template <typename Settle>

@@ -1001,22 +1001,16 @@ std::vector<std::pair<std::filesystem::path, std::string>> golden_thread_inputs(
   return inputs;
 }
 
-// Reading a big export's entries on two threads (each half, then settled in
-// order) gives exactly what one thread gives: the same session, origins,
-// repairs and messages, for every export of the golden suite, errors and
-// duplicates included, with the halves split wherever two entries allow.
-TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
+// Every golden export converted with each pair of options: the second of
+// a pair must give exactly what the first gives (the session, origins,
+// repairs and messages).
+void expect_golden_conversions_agree(const std::vector<std::pair<ThreadOptions, ThreadOptions>>& pairs) {
   std::size_t compared = 0;
   for (const auto& [input, original] : golden_thread_inputs()) {
-    for (PartialPolicy partial : {PartialPolicy::kDrop, PartialPolicy::kKeep}) {
-      ThreadOptions one;
-      one.partial = partial;
-      one.two_threads_from = std::numeric_limits<std::size_t>::max();
-      ThreadOptions two = one;
-      two.two_threads_from = 2;
+    for (const auto& [reference, other] : pairs) {
       std::string a = original, b = original;
-      EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", two)),
-                describe_conversion(convert_thread_export(a, "t.json", one)))
+      EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", other)),
+                describe_conversion(convert_thread_export(a, "t.json", reference)))
           << input;
       ++compared;
     }
@@ -1024,26 +1018,37 @@ TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
   EXPECT_GE(compared, 100u);
 }
 
+// Reading a big export's entries on two threads (each half, then settled in
+// order) gives exactly what one thread gives: the same session, origins,
+// repairs and messages, for every export of the golden suite, errors and
+// duplicates included, with the halves split wherever two entries allow.
+TEST(ThreadTwoThreadsTest, EveryGoldenExportConvertsAsOnOneThread) {
+  std::vector<std::pair<ThreadOptions, ThreadOptions>> pairs;
+  for (PartialPolicy partial : {PartialPolicy::kDrop, PartialPolicy::kKeep}) {
+    ThreadOptions one;
+    one.partial = partial;
+    one.two_threads_from = std::numeric_limits<std::size_t>::max();
+    ThreadOptions two = one;
+    two.two_threads_from = 2;
+    pairs.emplace_back(one, two);
+  }
+  expect_golden_conversions_agree(pairs);
+}
+
 // Entries checked while the syntax check reads them (on its two threads for
 // a big export) are settled into exactly what checking them afterwards
 // gives: every golden export, on one thread and on two.
 TEST(ThreadEarlyChecksTest, EveryGoldenExportConvertsAsWhenCheckedAfterTheSyntaxCheck) {
-  std::size_t compared = 0;
-  for (const auto& [input, original] : golden_thread_inputs()) {
-    for (std::size_t two_threads_from : {std::size_t{2}, std::numeric_limits<std::size_t>::max()}) {
-      ThreadOptions after;
-      after.check_entries_while_parsing = false;
-      after.two_threads_from = two_threads_from;
-      ThreadOptions during = after;
-      during.check_entries_while_parsing = true;
-      std::string a = original, b = original;
-      EXPECT_EQ(describe_conversion(convert_thread_export(b, "t.json", during)),
-                describe_conversion(convert_thread_export(a, "t.json", after)))
-          << input;
-      ++compared;
-    }
+  std::vector<std::pair<ThreadOptions, ThreadOptions>> pairs;
+  for (std::size_t two_threads_from : {std::size_t{2}, std::numeric_limits<std::size_t>::max()}) {
+    ThreadOptions after;
+    after.check_entries_while_parsing = false;
+    after.two_threads_from = two_threads_from;
+    ThreadOptions during = after;
+    during.check_entries_while_parsing = true;
+    pairs.emplace_back(after, during);
   }
-  EXPECT_GE(compared, 100u);
+  expect_golden_conversions_agree(pairs);
 }
 
 // An export big enough for the syntax check's second thread, with entries
