@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""End-to-end resume: the real pi continues hydrated sessions against the strict stand-in.
+
+  resume.py --pi-dest build/pi --pi-hydrate build/pi-hydrate [--jobs 2] [--only resume|pairs]
+            [--case SUBSTRING] [--keep DIR]
+
+For every successful hydrate and thread golden case and the bundled examples, it hydrates the input
+into a fresh sandbox directory (the golden command with `--cwd` pointing there), then runs
+
+  pi --offline --session COPY --model M -p "Go on. [e2e N]"
+
+in that sandbox, in an isolated HOME and agent dir whose models.json points the anthropic and
+openai providers and a Chat Completions provider at the stand-in (standin.py), for pi 1.5.2 and
+0.78.0 and each of the three APIs. Each run must:
+  - be accepted by the stand-in, and pi must print the reply and exit 0;
+  - send the conversation pinned for that case (tests/conformance/expected/<group>__<case>.json,
+    the context pi *loads*), followed by the new prompt: what pi sends must equal what it loads;
+  - leave a file that `pi-hydrate validate --level resume` still passes.
+
+The pairs (tests/e2e/pairs.json) are raw files with the defects users hit: each raw file must fail
+as pinned there (HTTP 400 from the stand-in, or pi refusing to start), and the same file after
+`pi-hydrate --session` must resume.
+
+The last line is `e2e: N passed, M failed`; exit status 0 when nothing failed.
+"""
+import argparse
+import concurrent.futures
+import itertools
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+PINNED = os.path.join(ROOT, "tests", "conformance", "expected")
+sys.path.insert(0, HERE)
+import sent  # noqa: E402
+from standin import DEFAULT_REPLY, StandIn  # noqa: E402
+
+PI_VERSIONS = {"1.5.2": "dist/bundle/cli.js", "0.78.0": "dist/cli.js"}
+MODELS = {  # the API pi speaks for each model, all three pointed at the stand-in by models.json
+    "anthropic-messages": "anthropic/claude-sonnet-4-5",
+    "openai-responses": "openai/gpt-5",
+    "openai-completions": "standin-chat/standin-chat-1",
+}
+SYNTHETIC_TEXTS = ("No result provided", "No result was recorded for this tool call")
+PI_TIMEOUT = 120
+
+
+def models_json(port):
+    base = f"http://127.0.0.1:{port}"
+    return {"providers": {
+        "anthropic": {"baseUrl": base},
+        "openai": {"baseUrl": base + "/v1"},
+        "standin-chat": {"baseUrl": base + "/v1", "api": "openai-completions", "apiKey": "standin",
+                         "models": [{"id": "standin-chat-1", "input": ["text", "image"]}]},
+    }}
+
+
+class World:
+    """The stand-in, an isolated HOME with its agent dir, and the pi installs."""
+
+    def __init__(self, args, standin, tmp):
+        self.args = args
+        self.standin = standin
+        self.node = os.path.join(args.pi_dest, "node", "bin", "node")
+        self.home = os.path.join(tmp, "home")
+        agent = os.path.join(self.home, "agent")
+        os.makedirs(agent)
+        with open(os.path.join(agent, "models.json"), "w") as f:
+            json.dump(models_json(standin.port), f, indent=1)
+        # No extensions, skills, themes or context files: pi finds none in an empty agent dir.
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "PI_CODING_AGENT_DIR": agent,
+                    "ANTHROPIC_API_KEY": "standin", "OPENAI_API_KEY": "standin", "PI_OFFLINE": "1",
+                    "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        self.tmp = tmp
+        self._serial = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def serial(self):
+        with self._lock:
+            return next(self._serial)
+
+    def pi_cli(self, version):
+        return os.path.join(self.args.pi_dest, f"pi-{version}", "node_modules", "@earendil-works",
+                            "pi-coding-agent", PI_VERSIONS[version])
+
+    def sandbox(self, name):
+        path = tempfile.mkdtemp(prefix=name.replace("/", "_") + "-", dir=self.tmp)
+        os.makedirs(os.path.join(path, "work"))
+        return path
+
+    def hydrate(self, argv, cwd, stdin_path=None):
+        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        try:
+            return subprocess.run([self.args.pi_hydrate] + argv, cwd=cwd, stdin=stdin, capture_output=True, timeout=300)
+        finally:
+            if stdin_path:
+                stdin.close()
+
+    def resume(self, version, api, session, workdir):
+        """Runs pi on `session` in `workdir`; returns (completed process, the request pi sent or None)."""
+        token = f"[e2e {self.serial()}]"
+        prompt = f"Go on. {token}"
+        cmd = [self.node, self.pi_cli(version), "--offline", "--session", session, "--model", MODELS[api], "-p", prompt]
+        try:
+            run = subprocess.run(cmd, cwd=workdir, env=self.env, capture_output=True, text=True, timeout=PI_TIMEOUT,
+                                 stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            run = subprocess.CompletedProcess(cmd, -1, "", f"pi did not finish in {PI_TIMEOUT} s")
+        mine = [r for r in self.standin.requests() if token in json.dumps(r.get("body"))]
+        return run, prompt, (mine[-1] if mine else None)
+
+    def validate(self, session, workdir):
+        return subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", session], cwd=workdir,
+                              capture_output=True, text=True, timeout=120)
+
+
+# ---------------------------------------------------------------- the cases
+
+def golden_cases():
+    """(name, argv, case dir, stdin path, pinned context path) for each successful hydrate golden case."""
+    out = []
+    for group in ("hydrate", "thread"):
+        base = os.path.join(GOLDEN, group)
+        for case in sorted(os.listdir(base)):
+            folder = os.path.join(base, case)
+            if not os.path.isfile(os.path.join(folder, "cmd")):
+                continue
+            with open(os.path.join(folder, "expected")) as f:
+                if f.readline().strip() != "exit: 0":
+                    continue
+            with open(os.path.join(folder, "cmd")) as f:
+                words = shlex.split(f.read())[1:]
+            if "-o" not in words or words[words.index("-o") + 1] != "-":
+                continue
+            stdin_path = None
+            if "<" in words:
+                stdin_path = os.path.join(folder, words[-1])
+                words = words[:-2]
+            out.append((f"{group}/{case}", words, folder, stdin_path, os.path.join(PINNED, f"{group}__{case}.json")))
+    for name, source in (("example/thread", ["--thread", "thread.json"]), ("example/session", ["--session", "session.jsonl"])):
+        out.append((name, source + ["--cwd", "/tmp", "-o", "-"], os.path.join(ROOT, "examples"), None, None))
+    return out
+
+
+def hydrate_into(world, argv, folder, stdin_path, workdir, out):
+    argv = list(argv)
+    argv[argv.index("-o") + 1] = out
+    if "--cwd" in argv:
+        argv[argv.index("--cwd") + 1] = workdir
+    else:
+        argv += ["--cwd", workdir]
+    return world.hydrate(argv + ["--force"], folder, stdin_path)
+
+
+def summarize(messages):
+    """Synthetic results (pi-ai's "No result provided") compare as one placeholder, as in the pins."""
+    out = []
+    for m in messages:
+        m = dict(m)
+        if m["role"] == "toolResult" and any(s in " ".join(m["texts"]) for s in SYNTHETIC_TEXTS):
+            m["texts"] = ["<synthetic>"]
+        out.append(m)
+    return out
+
+
+def first_difference(expected, got):
+    for i, (a, b) in enumerate(zip(expected, got)):
+        if a != b:
+            return f"message {i}: expected {json.dumps(a)[:240]} sent {json.dumps(b)[:240]}"
+    if len(expected) != len(got):
+        return f"expected {len(expected)} messages, sent {len(got)}"
+    return None
+
+
+def check_resume(world, version, api, case, loaded):
+    """One resume of one hydrated case; returns a list of problems (empty: it resumed as pinned)."""
+    name, argv, folder, stdin_path, _pinned = case
+    box = world.sandbox(name)
+    workdir = os.path.join(box, "work")
+    session = os.path.join(box, "s.jsonl")
+    made = hydrate_into(world, argv, folder, stdin_path, workdir, session)
+    if made.returncode != 0:
+        return [f"pi-hydrate exited {made.returncode}: {made.stderr.decode()[:300]}"]
+    run, prompt, request = world.resume(version, api, session, workdir)
+    problems = []
+    if request is None:
+        problems.append(f"pi sent no request (exit {run.returncode}): {run.stderr.strip()[:300]}")
+    elif request["status"] != 200:
+        problems.append(f"the stand-in rejected the request: HTTP {request['status']} [{request['rule']}] {request['error']}")
+    if run.returncode != 0 or DEFAULT_REPLY not in run.stdout:
+        problems.append(f"pi exited {run.returncode} without the reply: {run.stderr.strip()[:300]}")
+    if request is not None and loaded is not None:
+        expected = summarize(loaded) + [{"role": "user", "texts": [prompt], "toolCallIds": [], "toolResultId": None}]
+        api_name, thinking = request["api"], sent.thinking_texts(session)
+        diff = first_difference(sent.comparable(api_name, expected),
+                                sent.comparable(api_name, summarize(sent.conversation(api_name, request["body"])), thinking))
+        if diff:
+            problems.append("what pi sent differs from what it loads: " + diff)
+    if not problems:
+        check = world.validate(session, workdir)
+        if check.returncode != 0:
+            problems.append("the file pi appended to no longer validates at the resume level:\n" + check.stdout[-600:])
+    if not problems and not world.args.keep:
+        shutil.rmtree(box, ignore_errors=True)
+    return problems
+
+
+def loaded_context(world, case):
+    """The context pi loads for a case: the pinned one, or for the examples pi's own load of them."""
+    name, argv, folder, stdin_path, pinned = case
+    if pinned is not None:
+        if not os.path.exists(pinned):
+            return None, f"no pinned context {os.path.relpath(pinned, ROOT)}"
+        with open(pinned) as f:
+            return json.load(f)["llm"], None
+    box = world.sandbox(name)
+    session = os.path.join(box, "s.jsonl")
+    hydrate_into(world, argv, folder, stdin_path, os.path.join(box, "work"), session)
+    loader = os.path.join(ROOT, "tests", "conformance", "pi_load.mjs")
+    out = subprocess.run([world.node, loader, "--pi", os.path.join(world.args.pi_dest, "pi-1.5.2"), "--full", session],
+                         cwd=os.path.join(box, "work"), capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(out.stdout)["llm"], None
+    except (ValueError, KeyError):
+        return None, f"pi_load.mjs failed: {out.stderr[:300]}"
+
+
+# ---------------------------------------------------------------- raw-versus-hydrated pairs
+
+def rehome(src, dst, workdir):
+    """A copy of the raw file whose header cwd is the sandbox (so only the defect under test is left)."""
+    with open(src, "rb") as f:
+        lines = f.read().split(b"\n")
+    header = json.loads(lines[0])
+    header["cwd"] = workdir
+    lines[0] = json.dumps(header).encode()
+    with open(dst, "wb") as f:
+        f.write(b"\n".join(lines))
+
+
+def outcome(run, request):
+    """How a resume ended, in the words pairs.json pins: "ok", "400 RULE" or "refused"."""
+    if request is not None and request["status"] != 200:
+        return f"400 {request['rule']}"
+    if run.returncode == 0 and request is not None and DEFAULT_REPLY in run.stdout:
+        return "ok"
+    return "refused"
+
+
+def check_pair(world, version, api, pair):
+    box = world.sandbox("pair-" + pair["name"])
+    workdir = os.path.join(box, "work")
+    src = os.path.join(ROOT, pair["input"])
+    raw = os.path.join(box, "raw.jsonl")
+    if pair.get("keep_cwd"):
+        shutil.copyfile(src, raw)
+    else:
+        rehome(src, raw, workdir)
+    run, _prompt, request = world.resume(version, api, raw, workdir)
+    got_raw = outcome(run, request)
+    want = pair["raw"].get(f"{version} {api}", pair["raw"].get(api, pair["raw"].get("*")))
+    problems = []
+    if got_raw != want:
+        detail = request["error"] if request is not None and request["status"] != 200 else run.stderr.strip()[:200]
+        problems.append(f"the raw file: expected {want}, got {got_raw} ({detail})")
+    hydrated = os.path.join(box, "hydrated.jsonl")
+    made = world.hydrate(["--session", raw, "--cwd", workdir, "-o", hydrated], box)
+    if made.returncode != 0:
+        problems.append(f"pi-hydrate exited {made.returncode}: {made.stderr.decode()[:300]}")
+        return got_raw, None, problems
+    run, _prompt, request = world.resume(version, api, hydrated, workdir)
+    got_hydrated = outcome(run, request)
+    if got_hydrated != "ok":
+        problems.append(f"the hydrated file did not resume: {got_hydrated} ({run.stderr.strip()[:200]})")
+    if not problems and not world.args.keep:
+        shutil.rmtree(box, ignore_errors=True)
+    return got_raw, got_hydrated, problems
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pi-dest", required=True, help="where tests/conformance/install_pi.sh installed node and pi")
+    parser.add_argument("--pi-hydrate", required=True)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=["resume", "pairs"])
+    parser.add_argument("--case", help="only cases whose name contains this")
+    parser.add_argument("--keep", metavar="DIR", help="keep every sandbox and the stand-in's records in DIR")
+    args = parser.parse_args()
+    args.pi_dest, args.pi_hydrate = os.path.abspath(args.pi_dest), os.path.abspath(args.pi_hydrate)
+    for version in PI_VERSIONS:
+        if not os.path.isdir(os.path.join(args.pi_dest, f"pi-{version}")):
+            print(f"e2e: FAILED: pi {version} is not installed in {args.pi_dest} "
+                  f"(run tests/conformance/install_pi.sh {args.pi_dest})")
+            return 1
+    tmp = args.keep or tempfile.mkdtemp(prefix="pihydrate-e2e-")
+    os.makedirs(tmp, exist_ok=True)
+    counts, failures = {}, []
+
+    def tally(key, problems, what):
+        ok, total = counts.get(key, (0, 0))
+        counts[key] = (ok + (not problems), total + 1)
+        failures.extend(f"FAIL [{what}] {p}" for p in problems)
+
+    with StandIn(os.path.join(tmp, "requests") if args.keep else None) as standin:
+        world = World(args, standin, tmp)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+        every = [(v, a) for v in PI_VERSIONS for a in MODELS]
+        # The golden cases: pi 1.5.2 against the three APIs, pi 0.78.0 against Anthropic's (each run
+        # costs seconds of node start-up); the pairs: every version against every API.
+        runs = [("1.5.2", a) for a in MODELS] + [("0.78.0", "anthropic-messages")]
+        if args.only in (None, "resume"):
+            cases = [c for c in golden_cases() if not args.case or args.case in c[0]]
+            contexts = {c[0]: loaded_context(world, c) for c in cases}
+            jobs = []
+            for case in cases:
+                loaded, why = contexts[case[0]]
+                if why:
+                    tally("pinned contexts found", [f"{case[0]}: {why}"], "resume")
+                    continue
+                for version, api in runs:
+                    jobs.append(((version, api, case[0]), pool.submit(check_resume, world, version, api, case, loaded)))
+            for (version, api, name), job in jobs:
+                tally(f"resumes accepted, pi {version}, {api}", [f"{name} (pi {version}, {api}): {p}" for p in job.result()], "resume")
+        if args.only in (None, "pairs"):
+            with open(os.path.join(HERE, "pairs.json")) as f:
+                pairs = [p for p in json.load(f) if not args.case or args.case in p["name"]]
+            jobs = [((v, a, p["name"]), pool.submit(check_pair, world, v, a, p)) for p in pairs for v, a in every]
+            for (version, api, name), job in jobs:
+                got_raw, got_hydrated, problems = job.result()
+                print(f"e2e pair: {name:34} pi {version:6} {api:19} raw: {got_raw:32} hydrated: {got_hydrated}")
+                tally("raw-versus-hydrated pairs", [f"{name} (pi {version}, {api}): {p}" for p in problems], "pairs")
+        rejected = {}
+        for r in standin.requests():
+            if r["status"] != 200:
+                rejected[r["rule"]] = rejected.get(r["rule"], 0) + 1
+    for key, (ok, total) in sorted(counts.items()):
+        print(f"e2e: {key}: {ok}/{total}")
+    print("e2e: the stand-in rejected: " + (", ".join(f"{rule} x{n}" for rule, n in sorted(rejected.items())) or "nothing"))
+    for line in failures:
+        print(line)
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    passed = sum(ok for ok, _ in counts.values())
+    total = sum(t for _, t in counts.values())
+    print(f"e2e: {passed} passed, {total - passed} failed")
+    return 0 if total and passed == total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

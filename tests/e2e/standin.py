@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""A strict local stand-in for the provider APIs pi talks to.
+
+  standin.py [--port N] [--record DIR] [--reply TEXT]
+
+It serves streaming replies for three APIs, each in that API's own event format:
+  POST /v1/messages          Anthropic Messages
+  POST /v1/responses         OpenAI Responses
+  POST /v1/chat/completions  OpenAI Chat Completions
+Before it answers, it checks the conversation the way the real APIs reject malformed ones (the
+rules below, one function each) and answers HTTP 400 with the API's own error body when a rule
+is broken. Every request is recorded (--record DIR: one JSON file per request, with the verdict),
+so a test can compare what pi sent with what it expected pi to send. docs/conformance.md lists the
+rules and says how to add one; standin_test.py shows that each rule can fail.
+
+Run alone, it prints "listening on 127.0.0.1:PORT" on stdout once it is ready.
+"""
+import argparse
+import base64
+import binascii
+import itertools
+import json
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
+
+# Media types the APIs take for base64 images (Anthropic and OpenAI agree on these four).
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+ANTHROPIC_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+DATA_URL = re.compile(r"^data:([^;,]+);base64,(.*)$", re.S)
+
+
+class Violation(Exception):
+    """One broken rule: `rule` names it (docs/conformance.md), `message` is what the API says."""
+
+    def __init__(self, rule, message):
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+def _blocks(content):
+    """A message's content as a list of blocks; the APIs take a plain string as one text block."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _check_base64_image(where, media_type, data):
+    if media_type not in IMAGE_MEDIA_TYPES:
+        raise Violation("image-media-type", f"{where}: media type '{media_type}' is not one of {', '.join(IMAGE_MEDIA_TYPES)}")
+    if not isinstance(data, str) or not data:
+        raise Violation("image-base64", f"{where}: image data is empty")
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise Violation("image-base64", f"{where}: image data is not valid base64")
+
+
+# ---------------------------------------------------------------- Anthropic Messages rules
+
+def check_anthropic(body):
+    """Raises Violation for the first rule of the Messages API that `body` breaks."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise Violation("messages-present", "messages: at least one message is required")
+    if messages[0].get("role") != "user":
+        raise Violation("first-message-user", "messages.0.role: the first message must use the user role")
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in ("user", "assistant"):
+            raise Violation("role", f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        blocks = _blocks(m.get("content"))
+        final_assistant = role == "assistant" and i == len(messages) - 1
+        if not blocks and not final_assistant:
+            raise Violation("empty-message", f"messages.{i}: all messages must have non-empty content except for the optional final assistant message")
+        for j, b in enumerate(blocks):
+            kind = b.get("type")
+            where = f"messages.{i}.content.{j}"
+            if kind == "text" and not (isinstance(b.get("text"), str) and b["text"].strip()):
+                raise Violation("empty-text", f"{where}.text: text content blocks must contain non-whitespace text")
+            if kind == "tool_use":
+                if role != "assistant":
+                    raise Violation("tool-use-role", f"{where}: tool_use blocks are only allowed in assistant messages")
+                if not ANTHROPIC_TOOL_ID.match(str(b.get("id", ""))):
+                    raise Violation("tool-use-id", f"{where}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+            if kind == "tool_result" and role != "user":
+                raise Violation("tool-result-role", f"{where}: tool_result blocks are only allowed in user messages")
+            if kind == "thinking" and not b.get("signature"):
+                raise Violation("thinking-signature", f"{where}.thinking.signature: Field required")
+            if kind == "image":
+                source = b.get("source") or {}
+                if source.get("type") == "base64":
+                    _check_base64_image(where, source.get("media_type"), source.get("data"))
+            if kind == "tool_result":
+                for k, inner in enumerate(_blocks(b.get("content"))):
+                    if inner.get("type") == "text" and not str(inner.get("text", "")).strip():
+                        raise Violation("empty-text", f"{where}.content.{k}.text: text content blocks must contain non-whitespace text")
+                    if inner.get("type") == "image":
+                        source = inner.get("source") or {}
+                        _check_base64_image(f"{where}.content.{k}", source.get("media_type"), source.get("data"))
+    _check_anthropic_pairing(messages)
+
+
+def _check_anthropic_pairing(messages):
+    for i, m in enumerate(messages):
+        blocks = _blocks(m.get("content"))
+        if m.get("role") == "user":
+            before = _blocks(messages[i - 1].get("content")) if i > 0 and messages[i - 1].get("role") == "assistant" else []
+            calls = {b.get("id") for b in before if b.get("type") == "tool_use"}
+            seen = set()
+            for j, b in enumerate(blocks):
+                if b.get("type") != "tool_result":
+                    continue
+                tid = b.get("tool_use_id")
+                if tid not in calls:
+                    raise Violation("orphan-tool-result", f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {tid}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
+                if tid in seen:
+                    raise Violation("duplicate-tool-result", f"messages.{i}.content.{j}: each tool_use must have a single result. Found multiple `tool_result` blocks with id: {tid}")
+                seen.add(tid)
+        if m.get("role") == "assistant":
+            calls = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+            if not calls:
+                continue
+            after = messages[i + 1] if i + 1 < len(messages) else None
+            answered = set()
+            if after is not None and after.get("role") == "user":
+                answered = {b.get("tool_use_id") for b in _blocks(after.get("content")) if b.get("type") == "tool_result"}
+            missing = [c for c in calls if c not in answered]
+            if missing:
+                raise Violation("tool-use-without-result", f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.")
+
+
+# ---------------------------------------------------------------- OpenAI Chat Completions rules
+
+def check_chat(body):
+    """Raises Violation for the first rule of Chat Completions that `body` breaks."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise Violation("messages-present", "[] is too short - 'messages'")
+    pending = None  # the ids of the closest assistant tool_calls not yet answered
+    open_calls = set()
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            raise Violation("role", f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'developer'.")
+        if role == "tool":
+            if pending is None:
+                raise Violation("tool-without-call", f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (messages[{i}])")
+            tid = m.get("tool_call_id")
+            if tid not in pending:
+                raise Violation("tool-without-call", f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'; '{tid}' is not one of them. (messages[{i}])")
+            open_calls.discard(tid)
+            continue
+        if open_calls:
+            raise Violation("call-without-result", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(sorted(open_calls))}")
+        pending = None
+        if role == "assistant" and m.get("tool_calls"):
+            pending = {c.get("id") for c in m["tool_calls"]}
+            open_calls = set(pending)
+        for j, part in enumerate(m.get("content") if isinstance(m.get("content"), list) else []):
+            if part.get("type") == "image_url":
+                url = (part.get("image_url") or {}).get("url", "")
+                _check_data_url(f"messages[{i}].content[{j}].image_url", url)
+    if open_calls:
+        raise Violation("call-without-result", f"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(sorted(open_calls))}")
+
+
+def _check_data_url(where, url):
+    if not isinstance(url, str) or not url.startswith("data:"):
+        return  # a remote URL: nothing to check offline
+    found = DATA_URL.match(url)
+    if not found:
+        raise Violation("image-base64", f"{where}: Invalid image URL: expected a base64-encoded data URL")
+    _check_base64_image(where, found.group(1), found.group(2))
+
+
+# ---------------------------------------------------------------- OpenAI Responses rules
+
+def check_responses(body):
+    """Raises Violation for the first rule of the Responses API that `body` breaks."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return
+    if not isinstance(items, list) or not items:
+        raise Violation("messages-present", "input: at least one item is required")
+    calls, outputs = [], set()
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            calls.append(item.get("call_id"))
+        elif kind == "function_call_output":
+            cid = item.get("call_id")
+            if cid not in calls:
+                raise Violation("output-without-call", f"No tool call found for function call output with call_id {cid}. (input[{i}])")
+            outputs.add(cid)
+        elif kind == "message":
+            content = item.get("content")
+            for j, part in enumerate(content if isinstance(content, list) else []):
+                if part.get("type") == "input_image":
+                    _check_data_url(f"input[{i}].content[{j}]", part.get("image_url", ""))
+    missing = [c for c in calls if c not in outputs]
+    if missing:
+        raise Violation("call-without-output", f"No tool output found for function call {missing[0]}.")
+
+
+# ---------------------------------------------------------------- the three APIs
+
+class Api:
+    """One provider API: where it listens, its rules, its error body and its event stream."""
+
+    def __init__(self, name, path, check, error_body, stream):
+        self.name, self.path, self.check, self.error_body, self.stream = name, path, check, error_body, stream
+
+
+def _anthropic_error(message):
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+def _openai_error(message):
+    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def _sse(event, data):
+    head = f"event: {event}\n" if event else ""
+    return (head + "data: " + json.dumps(data) + "\n\n").encode()
+
+
+def _pieces(text):
+    """The reply in a few deltas, as a real stream sends it."""
+    words = text.split(" ")
+    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+
+
+def stream_anthropic(body, text):
+    model = body.get("model", "standin")
+    yield _sse("message_start", {"type": "message_start", "message": {
+        "id": "msg_standin", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+    yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    for piece in _pieces(text):
+        yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
+    yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+    yield _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                 "usage": {"output_tokens": len(_pieces(text))}})
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+def stream_chat(body, text):
+    model = body.get("model", "standin")
+    base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    yield _sse(None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    for piece in _pieces(text):
+        yield _sse(None, {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    yield _sse(None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    usage = {"prompt_tokens": 10, "completion_tokens": len(_pieces(text)), "total_tokens": 10 + len(_pieces(text))}
+    yield _sse(None, {**base, "choices": [], "usage": usage})
+    yield b"data: [DONE]\n\n"
+
+
+def stream_responses(body, text):
+    model = body.get("model", "standin")
+    seq = itertools.count()
+    response = {"id": "resp_standin", "object": "response", "created_at": int(time.time()), "status": "in_progress",
+                "model": model, "output": [], "usage": None}
+    item = {"id": "msg_standin", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+
+    def event(kind, **fields):
+        return _sse(kind, {"type": kind, "sequence_number": next(seq), **fields})
+
+    yield event("response.created", response=response)
+    yield event("response.in_progress", response=response)
+    yield event("response.output_item.added", output_index=0, item=item)
+    yield event("response.content_part.added", **where, part={"type": "output_text", "text": "", "annotations": []})
+    for piece in _pieces(text):
+        yield event("response.output_text.delta", **where, delta=piece)
+    part = {"type": "output_text", "text": text, "annotations": []}
+    yield event("response.output_text.done", **where, text=text)
+    yield event("response.content_part.done", **where, part=part)
+    done_item = {**item, "status": "completed", "content": [part]}
+    yield event("response.output_item.done", output_index=0, item=done_item)
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": len(_pieces(text)),
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 10 + len(_pieces(text))}
+    yield event("response.completed", response={**response, "status": "completed", "output": [done_item], "usage": usage})
+
+
+APIS = [
+    Api("anthropic-messages", "/v1/messages", check_anthropic, _anthropic_error, stream_anthropic),
+    Api("openai-responses", "/v1/responses", check_responses, _openai_error, stream_responses),
+    Api("openai-completions", "/v1/chat/completions", check_chat, _openai_error, stream_chat),
+]
+
+
+def judge(path, body):
+    """(api, violation or None) for a request body sent to `path`; api is None for an unknown path."""
+    for api in APIS:
+        if path.rstrip("/").endswith(api.path):
+            try:
+                api.check(body)
+            except Violation as v:
+                return api, v
+            return api, None
+    return None, None
+
+
+# ---------------------------------------------------------------- the server
+
+class StandIn:
+    """The server, for tests: `with StandIn(record_dir) as s: ... s.port ... s.requests()`."""
+
+    def __init__(self, record_dir=None, reply=DEFAULT_REPLY, port=0):
+        self.record_dir = record_dir
+        self.reply = reply
+        self._lock = threading.Lock()
+        self._count = 0
+        self._log = []
+        handler = type("Handler", (_Handler,), {"standin": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread = None
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def record(self, entry):
+        with self._lock:
+            self._count += 1
+            entry["seq"] = self._count
+            self._log.append(entry)
+            if self.record_dir:
+                os.makedirs(self.record_dir, exist_ok=True)
+                with open(os.path.join(self.record_dir, f"request-{self._count:04d}.json"), "w") as f:
+                    json.dump(entry, f, indent=1)
+
+    def requests(self):
+        with self._lock:
+            return list(self._log)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    standin = None  # set on the subclass StandIn makes
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass  # requests are recorded, not printed
+
+    def do_GET(self):
+        self._send_json(404, _openai_error(f"no GET route {self.path} on the stand-in"))
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        path = self.path.split("?")[0]
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError as e:
+            self.standin.record({"path": path, "api": None, "status": 400, "rule": "json", "error": str(e), "body": None})
+            self._send_json(400, _openai_error(f"We could not parse the JSON body of your request: {e}"))
+            return
+        api, violation = judge(path, body)
+        if api is None:
+            self.standin.record({"path": path, "api": None, "status": 404, "rule": None, "error": "unknown path", "body": body})
+            self._send_json(404, _openai_error(f"Unknown path {path}"))
+            return
+        if violation is not None:
+            self.standin.record({"path": path, "api": api.name, "status": 400, "rule": violation.rule,
+                                 "error": violation.message, "body": body})
+            self._send_json(400, api.error_body(violation.message))
+            return
+        self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body})
+        if body.get("stream") is False:
+            self._send_json(400, api.error_body("the stand-in only streams: send stream: true"))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in api.stream(body, self.standin.reply):
+            self.wfile.write(chunk)
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _send_json(self, status, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--record", metavar="DIR", help="write each request and its verdict to DIR")
+    parser.add_argument("--reply", default=DEFAULT_REPLY, help="the text every accepted request gets back")
+    args = parser.parse_args()
+    standin = StandIn(args.record, args.reply, args.port)
+    print(f"listening on 127.0.0.1:{standin.port}", flush=True)
+    try:
+        standin.server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Tests of the stand-in itself: each rule rejects a request that breaks it and lets a good one
+through, over HTTP the errors come in each API's own body, and the comparison of what pi sent with
+what it loaded can fail. Run: python3 tests/e2e/standin_test.py"""
+import copy
+import http.client
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sent  # noqa: E402
+from standin import StandIn, Violation, check_anthropic, check_chat, check_responses  # noqa: E402
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+GOOD_ANTHROPIC = {"model": "m", "stream": True, "messages": [
+    {"role": "user", "content": [{"type": "text", "text": "List the files."},
+                                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1PX}}]},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": "ls will do", "signature": "sig"},
+                                      {"type": "tool_use", "id": "toolu_01A", "name": "bash", "input": {}},
+                                      {"type": "tool_use", "id": "toolu_01B", "name": "bash", "input": {}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "a.txt"},
+                                 {"type": "tool_result", "tool_use_id": "toolu_01B", "content": [{"type": "text", "text": "b.txt"}]}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "Two files."}]},
+    {"role": "user", "content": "Go on."},
+    {"role": "assistant", "content": []},
+]}
+
+GOOD_CHAT = {"model": "m", "stream": True, "messages": [
+    {"role": "system", "content": "You are pi."},
+    {"role": "user", "content": [{"type": "text", "text": "List the files."},
+                                 {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_1PX}}]},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+                                                          {"id": "call_b", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "call_a", "content": "a.txt"},
+    {"role": "tool", "tool_call_id": "call_b", "content": "b.txt"},
+    {"role": "assistant", "content": "Two files."},
+    {"role": "user", "content": "Go on."},
+]}
+
+GOOD_RESPONSES = {"model": "m", "stream": True, "input": [
+    {"role": "developer", "content": "You are pi."},
+    {"role": "user", "content": [{"type": "input_text", "text": "List the files."},
+                                 {"type": "input_image", "image_url": "data:image/png;base64," + PNG_1PX}]},
+    {"type": "function_call", "call_id": "call_a", "name": "bash", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_a", "output": "a.txt"},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "One file."}]},
+    {"role": "user", "content": [{"type": "input_text", "text": "Go on."}]},
+]}
+
+
+def broken(good, edit):
+    body = copy.deepcopy(good)
+    edit(body)
+    return body
+
+
+class RuleTest(unittest.TestCase):
+    def assertBreaks(self, check, body, rule):
+        with self.assertRaises(Violation) as caught:
+            check(body)
+        self.assertEqual(caught.exception.rule, rule, caught.exception.message)
+
+    def test_good_requests_pass(self):
+        check_anthropic(GOOD_ANTHROPIC)
+        check_chat(GOOD_CHAT)
+        check_responses(GOOD_RESPONSES)
+
+    # Anthropic Messages
+    def test_anthropic_tool_use_needs_a_result_in_the_next_message(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][2]["content"].pop()), "tool-use-without-result")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"].__setitem__(slice(2, 3), [])), "tool-use-without-result")
+
+    def test_anthropic_tool_result_must_name_a_call_of_the_message_before(self):
+        def orphan(b):
+            b["messages"][2]["content"].append({"type": "tool_result", "tool_use_id": "toolu_01Gone", "content": "x"})
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, orphan), "orphan-tool-result")
+
+    def test_anthropic_result_two_messages_later_is_an_orphan(self):
+        def later(b):
+            b["messages"].insert(2, {"role": "user", "content": "wait"})
+            b["messages"].insert(2, {"role": "assistant", "content": "ok"})
+        body = broken(GOOD_ANTHROPIC, later)
+        self.assertBreaks(check_anthropic, body, "tool-use-without-result")
+        body["messages"][1]["content"] = [{"type": "text", "text": "no calls"}]
+        self.assertBreaks(check_anthropic, body, "orphan-tool-result")
+
+    def test_anthropic_duplicate_tool_result(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][2]["content"].append(
+            {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "again"})), "duplicate-tool-result")
+
+    def test_anthropic_tool_use_id_pattern(self):
+        def bad_id(b):
+            b["messages"][1]["content"][1]["id"] = "functions.bash:0"
+            b["messages"][2]["content"][0]["tool_use_id"] = "functions.bash:0"
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, bad_id), "tool-use-id")
+
+    def test_anthropic_empty_text_block(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][3]["content"][0].update(text="")), "empty-text")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][3]["content"][0].update(text=" \n")), "empty-text")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][2]["content"][1].update(
+            content=[{"type": "text", "text": ""}])), "empty-text")
+
+    def test_anthropic_empty_message_only_as_final_assistant(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][4].update(content=[])), "empty-message")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][3].update(content=[])), "empty-message")
+        check_anthropic(GOOD_ANTHROPIC)  # the last message: an empty assistant (a prefill) is allowed
+
+    def test_anthropic_first_message_is_user(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"].pop(0)), "first-message-user")
+
+    def test_anthropic_thinking_needs_its_signature(self):
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][1]["content"][0].pop("signature")), "thinking-signature")
+
+    def test_anthropic_images(self):
+        source = lambda b: b["messages"][0]["content"][1]["source"]  # noqa: E731
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: source(b).update(media_type="image/bmp")), "image-media-type")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: source(b).update(data="not base64!")), "image-base64")
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: source(b).update(data="")), "image-base64")
+
+    # OpenAI Chat Completions
+    def test_chat_tool_message_answers_the_closest_tool_calls(self):
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: b["messages"][4].update(tool_call_id="call_z")), "tool-without-call")
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: b["messages"].insert(6, {"role": "tool", "tool_call_id": "call_a", "content": "x"})), "tool-without-call")
+
+    def test_chat_every_tool_call_answered_before_the_next_message(self):
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: b["messages"].pop(4)), "call-without-result")
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: b["messages"].__setitem__(slice(3, 6), [])), "call-without-result")
+
+    def test_chat_images(self):
+        part = lambda b: b["messages"][1]["content"][1]["image_url"]  # noqa: E731
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: part(b).update(url="data:image/tiff;base64," + PNG_1PX)), "image-media-type")
+        self.assertBreaks(check_chat, broken(GOOD_CHAT, lambda b: part(b).update(url="data:image/png;base64,%%%")), "image-base64")
+
+    # OpenAI Responses
+    def test_responses_output_needs_its_call(self):
+        self.assertBreaks(check_responses, broken(GOOD_RESPONSES, lambda b: b["input"][3].update(call_id="call_z")), "output-without-call")
+        self.assertBreaks(check_responses, broken(GOOD_RESPONSES, lambda b: b["input"].pop(2)), "output-without-call")
+
+    def test_responses_call_needs_its_output(self):
+        self.assertBreaks(check_responses, broken(GOOD_RESPONSES, lambda b: b["input"].pop(3)), "call-without-output")
+
+    def test_responses_images(self):
+        self.assertBreaks(check_responses, broken(GOOD_RESPONSES, lambda b: b["input"][1]["content"][1].update(
+            image_url="data:image/png;base64,")), "image-base64")
+
+
+class ServerTest(unittest.TestCase):
+    def post(self, port, path, body):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read().decode()
+        conn.close()
+        return response.status, response.getheader("Content-Type"), data
+
+    def test_each_api_streams_a_good_request_and_rejects_a_bad_one_in_its_own_words(self):
+        bad_anthropic = broken(GOOD_ANTHROPIC, lambda b: b["messages"].pop(0))
+        bad_chat = broken(GOOD_CHAT, lambda b: b["messages"].pop(4))
+        bad_responses = broken(GOOD_RESPONSES, lambda b: b["input"].pop(3))
+        with StandIn() as standin:
+            status, kind, data = self.post(standin.port, "/v1/messages", GOOD_ANTHROPIC)
+            self.assertEqual((status, kind), (200, "text/event-stream"))
+            self.assertIn("event: message_start", data)
+            self.assertIn('"stop_reason": "end_turn"', data)
+            status, kind, data = self.post(standin.port, "/v1/messages", bad_anthropic)
+            self.assertEqual(status, 400)
+            self.assertEqual(json.loads(data)["error"]["type"], "invalid_request_error")
+
+            status, _, data = self.post(standin.port, "/v1/chat/completions", GOOD_CHAT)
+            self.assertEqual(status, 200)
+            self.assertTrue(data.rstrip().endswith("data: [DONE]"))
+            status, _, data = self.post(standin.port, "/v1/chat/completions", bad_chat)
+            self.assertEqual(status, 400)
+            self.assertIn("did not have response messages: call_b", json.loads(data)["error"]["message"])
+
+            status, _, data = self.post(standin.port, "/v1/responses", GOOD_RESPONSES)
+            self.assertEqual(status, 200)
+            self.assertIn("event: response.completed", data)
+            status, _, data = self.post(standin.port, "/v1/responses", bad_responses)
+            self.assertEqual(status, 400)
+            self.assertIn("No tool output found for function call call_a", json.loads(data)["error"]["message"])
+
+            self.assertEqual(self.post(standin.port, "/v1/unknown", {})[0], 404)
+            verdicts = [(r["api"], r["status"], r["rule"]) for r in standin.requests()]
+        self.assertEqual(verdicts[:6], [
+            ("anthropic-messages", 200, None), ("anthropic-messages", 400, "first-message-user"),
+            ("openai-completions", 200, None), ("openai-completions", 400, "call-without-result"),
+            ("openai-responses", 200, None), ("openai-responses", 400, "call-without-output")])
+
+
+class SentTest(unittest.TestCase):
+    LOADED = [
+        {"role": "user", "texts": ["List the files."], "toolCallIds": [], "toolResultId": None},
+        {"role": "assistant", "texts": [], "toolCallIds": ["call_a"], "toolResultId": None},
+        {"role": "toolResult", "texts": ["a.txt"], "toolCallIds": [], "toolResultId": "call_a"},
+        {"role": "assistant", "texts": ["One file."], "toolCallIds": [], "toolResultId": None},
+        {"role": "user", "texts": ["Go on."], "toolCallIds": [], "toolResultId": None},
+    ]
+
+    def test_each_api_reads_back_as_the_loaded_context(self):
+        api = "openai-responses"
+        self.assertEqual(sent.comparable(api, sent.conversation(api, GOOD_RESPONSES)), sent.comparable(api, self.LOADED))
+        anthropic = sent.conversation("anthropic-messages", GOOD_ANTHROPIC)
+        self.assertEqual([m["role"] for m in anthropic], ["user", "assistant", "toolResult", "toolResult", "assistant", "user", "assistant"])
+        self.assertEqual(anthropic[1]["toolCallIds"], ["toolu_01A", "toolu_01B"])
+        self.assertEqual(anthropic[3], {"role": "toolResult", "texts": ["b.txt"], "toolCallIds": [], "toolResultId": "toolu_01B"})
+
+    def test_a_difference_is_seen(self):
+        api = "openai-responses"
+        got = sent.comparable(api, sent.conversation(api, GOOD_RESPONSES))
+        changed = copy.deepcopy(self.LOADED)
+        changed[3]["texts"] = ["Two files."]
+        self.assertNotEqual(got, sent.comparable(api, changed))
+        self.assertNotEqual(got, sent.comparable(api, self.LOADED[:2] + self.LOADED[3:]))
+
+    def test_thinking_sent_as_text_is_not_a_difference_but_other_text_is(self):
+        body = {"messages": [{"role": "user", "content": "hi"},
+                             {"role": "assistant", "content": [{"type": "text", "text": "pondering"}, {"type": "text", "text": "Hello."}]}]}
+        loaded = [{"role": "user", "texts": ["hi"], "toolCallIds": [], "toolResultId": None},
+                  {"role": "assistant", "texts": ["Hello."], "toolCallIds": [], "toolResultId": None}]
+        got = sent.conversation("anthropic-messages", body)
+        self.assertEqual(sent.comparable("anthropic-messages", got, {"pondering"}), loaded)
+        self.assertNotEqual(sent.comparable("anthropic-messages", got, set()), loaded)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
