@@ -15,7 +15,7 @@ openai providers and a Chat Completions provider at the stand-in (standin.py), f
   - be accepted by the stand-in, and pi must print the reply and exit 0;
   - send the conversation pinned for that case (tests/conformance/expected/<group>__<case>.json,
     the context pi *loads*), followed by the new prompt: what pi sends must equal what it loads;
-  - leave a file that `pi-hydrate validate --level resume` still passes.
+  - leave a file in which `pi-hydrate validate --level resume` finds no error and no warning.
 
 The pairs (tests/e2e/pairs.json) are raw files with the defects users hit: each raw file must fail
 as pinned there (HTTP 400 from the stand-in, or pi refusing to start), and the same file after
@@ -117,9 +117,17 @@ class World:
         mine = [r for r in self.standin.requests() if token in json.dumps(r.get("body"))]
         return run, prompt, (mine[-1] if mine else None)
 
-    def validate(self, session, workdir):
-        return subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", session], cwd=workdir,
-                              capture_output=True, text=True, timeout=120)
+    def validate_clean(self, session, workdir):
+        """Problems `pi-hydrate validate --level resume` finds in the file pi appended to (none, or each
+        diagnostic): it must stay loadable and resumable without a warning."""
+        check = subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", "--format", "json", session],
+                               cwd=workdir, capture_output=True, text=True, timeout=120)
+        try:
+            report = json.loads(check.stdout)["files"][0]
+        except (ValueError, KeyError, IndexError):
+            return [f"pi-hydrate validate exited {check.returncode}: {check.stderr[:300]}"]
+        return [f"after the resume, validate says {d['severity']} {d['code']} at line {d['line']}: {d['message']}"
+                for d in report["diagnostics"]]
 
 
 # ---------------------------------------------------------------- the cases
@@ -205,9 +213,7 @@ def check_resume(world, version, api, case, loaded):
         if diff:
             problems.append("what pi sent differs from what it loads: " + diff)
     if not problems:
-        check = world.validate(session, workdir)
-        if check.returncode != 0:
-            problems.append("the file pi appended to no longer validates at the resume level:\n" + check.stdout[-600:])
+        problems += world.validate_clean(session, workdir)
     if not problems and not world.args.keep:
         shutil.rmtree(box, ignore_errors=True)
     return problems
