@@ -151,6 +151,14 @@ struct Entry {
   JsonKind usage_cost_kind = JsonKind::kMissing;
   StopReason stop_reason = StopReason::kNone;
   bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
+  // What a content string or array holds, for the repairs that keep every
+  // sent message and text block non-empty: text blocks whose text is
+  // missing, not a string, or white space only (JS trim(); counted up to
+  // 255); a thinking or redacted_thinking block; anything else (a non-blank
+  // string or text, a tool call, an image, a value of another kind).
+  std::uint8_t content_blank_texts = 0;
+  bool content_has_thinking = false;
+  bool content_has_other = false;
 
   // The text of a string `type`, known or not.
   std::string_view type_text() const;

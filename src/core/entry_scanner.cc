@@ -22,7 +22,7 @@ enum class RootKey : std::uint8_t {
   kFirstKeptEntryId, kFirstKeptEntryIndex, kTargetId, kLabel, kFromId, kSummary,
 };
 enum class MessageKey : std::uint8_t { kOther, kRole, kContent, kUsage, kStopReason, kTimestamp, kToolCallId, kExcludeFromContext };
-enum class BlockKey : std::uint8_t { kOther, kType, kId, kName };
+enum class BlockKey : std::uint8_t { kOther, kType, kId, kName, kText };
 
 RootKey root_key(std::string_view k) {
   switch (k.size()) {
@@ -63,6 +63,7 @@ BlockKey block_key(std::string_view k) {
   if (k == "type") return BlockKey::kType;
   if (k == "id") return BlockKey::kId;
   if (k == "name") return BlockKey::kName;
+  if (k == "text") return BlockKey::kText;
   return BlockKey::kOther;
 }
 
@@ -113,6 +114,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
   bool depth_exceeded() const { return depth_exceeded_; }
 
+  // RapidJSON hands every string over decoded; the fast path only those
+  // the handler reads (see string_is_blank).
+  void strings_arrive_decoded() { strings_decoded_ = true; }
+
   // FastSaxReader checks UTF-8 inside strings as it scans them: a line is
   // read once instead of twice (see EntryScanner::utf8_verdict).
   static constexpr bool kChecksUtf8 = true;
@@ -129,6 +134,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   void ignored_string(const char* quote, const char* past_end) {
     if (long_strings_ && past_end - quote >= static_cast<std::ptrdiff_t>(LongStrings::kMinLength))
       long_strings_->emplace_back(static_cast<std::uint32_t>(quote - begin_), static_cast<std::uint32_t>(past_end - quote));
+    // A text or a content string is not read, only looked at up to its
+    // first character that is not white space.
+    if (reads_blankness())
+      unread_is_blank_ = json_string_is_blank(std::string_view(quote + 1, static_cast<std::size_t>(past_end - quote - 2)));
   }
   bool knows_string_ends() const { return known_ != nullptr; }
   const char* known_string_end(const char* quote) {
@@ -150,7 +159,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case Frame::kMessage:
         return message_key_ == MessageKey::kRole || message_key_ == MessageKey::kStopReason ||
                message_key_ == MessageKey::kTimestamp || message_key_ == MessageKey::kToolCallId;
-      case Frame::kBlock: return block_key_ != BlockKey::kOther;
+      case Frame::kBlock: return block_key_ == BlockKey::kType || block_key_ == BlockKey::kId || block_key_ == BlockKey::kName;
       default: return false;
     }
   }
@@ -196,6 +205,16 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
  private:
   std::uint32_t value_column() const { return value_column_; }
 
+  // Whether the string value about to be recorded is a text block's text or
+  // a message's content, whose blankness is kept.
+  bool reads_blankness() const {
+    return !frames_.empty() && ((frames_.back() == Frame::kBlock && block_key_ == BlockKey::kText) ||
+                                (frames_.back() == Frame::kMessage && message_key_ == MessageKey::kContent));
+  }
+  // Blankness of such a string: from its decoded text, or, on the fast
+  // path, from what ignored_string saw of it.
+  bool string_is_blank(std::string_view text) const { return strings_decoded_ ? is_js_blank(text) : unread_is_blank_; }
+
   void set(KindField& f, JsonKind kind) {
     f.kind = kind;
     f.column = value_column();
@@ -231,7 +250,12 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case Frame::kUsage:
         if (usage_is_cost_) e_.usage_cost_kind = kind;
         break;
+      case Frame::kContent:  // an element that is not a block (a block is judged when it closes)
+        if (kind != JsonKind::kObject) e_.content_has_other = true;
+        break;
       case Frame::kBlock:
+        if (block_key_ == BlockKey::kText)
+          block_text_ = kind == JsonKind::kString && !string_is_blank(text) ? BlockText::kNonBlank : BlockText::kBlank;
         if (block_key_ == BlockKey::kType) block_type_ = kind == JsonKind::kString ? std::string(text) : std::string();
         if (block_key_ == BlockKey::kId) {
           block_id_kind_ = kind;
@@ -283,6 +307,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         e_.content_kind = kind;
         e_.tool_calls_count = 0;  // a repeated key: the last one wins, as in JSON.parse
         calls_.resize(e_.tool_calls_begin);
+        e_.content_blank_texts = 0;
+        e_.content_has_thinking = false;
+        e_.content_has_other = kind == JsonKind::kString && !string_is_blank(text);
         break;
       case MessageKey::kUsage:
         e_.usage_kind = kind;
@@ -311,6 +338,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     e_.message_timestamp = fresh.message_timestamp;
     e_.tool_call_id = fresh.tool_call_id;
     e_.exclude_from_context = false;
+    e_.content_blank_texts = 0;
+    e_.content_has_thinking = e_.content_has_other = false;
     e_.tool_calls_count = 0;
     calls_.resize(e_.tool_calls_begin);
   }
@@ -346,6 +375,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         block_id_kind_ = JsonKind::kMissing;
         block_id_column_ = 0;
         block_key_ = BlockKey::kOther;
+        block_text_ = BlockText::kMissing;
       }
     }
     frames_.push_back(child);
@@ -355,6 +385,15 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   bool close() {
     Frame closing = frames_.back();
     frames_.pop_back();
+    if (closing == Frame::kBlock) {
+      if (block_type_ != "text") {
+        (block_type_ == "thinking" || block_type_ == "redacted_thinking" ? e_.content_has_thinking : e_.content_has_other) = true;
+      } else if (block_text_ == BlockText::kNonBlank) {
+        e_.content_has_other = true;
+      } else if (e_.content_blank_texts < UINT8_MAX) {
+        ++e_.content_blank_texts;
+      }
+    }
     if (closing == Frame::kBlock && block_type_ == "toolCall") {
       ToolCallRef ref;
       ref.id = arena_.add(block_id_);
@@ -387,6 +426,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   MessageKey message_key_ = MessageKey::kOther;
   BlockKey block_key_ = BlockKey::kOther;
   bool usage_is_cost_ = false;
+  bool strings_decoded_ = false;
+  bool unread_is_blank_ = false;  // the last string ignored_string saw, where reads_blankness
+  enum class BlockText : std::uint8_t { kMissing, kBlank, kNonBlank };  // a block's text (non-strings count as blank)
+  BlockText block_text_ = BlockText::kMissing;
   std::string block_type_, block_id_, block_name_;
   JsonKind block_id_kind_ = JsonKind::kMissing;
   std::uint32_t block_id_column_ = 0;
@@ -495,6 +538,7 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     const std::size_t details_before = details_.size();
     rapidjson::InsituStringStream stream(text + start);
     Handler handler(text, text + size, entry, arena_, tool_calls_, details_, max_depth_, patched);
+    handler.strings_arrive_decoded();
     rapidjson::Reader reader;
     result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
     too_deep = handler.depth_exceeded();

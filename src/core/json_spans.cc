@@ -1,5 +1,7 @@
 #include "core/json_spans.h"
 
+#include "core/utf8.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -232,6 +234,36 @@ void set_key(MemberSpan& m, std::string_view s, std::size_t pos, std::size_t end
 
 std::string json_string_value(std::string_view s, std::size_t pos) {
   return string_contents(s, pos, string_end(s, pos, nullptr) - 1);
+}
+
+bool json_string_is_blank(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  const std::size_t n = raw.size();
+  std::size_t i = 0;
+  while (i < n) {
+    char32_t c = p[i];
+    std::size_t length = 1;
+    if (c == '\\') {
+      if (i + 1 >= n) return false;
+      switch (p[i + 1]) {
+        case 'n': case 't': case 'r': case 'f': c = ' '; length = 2; break;
+        case 'u':
+          if (i + 6 > n) return false;
+          c = hex4(raw, i + 2);  // an accepted literal: four hex digits
+          length = 6;
+          break;
+        default: return false;  // \" \\ \/ \b
+      }
+    } else if (c >= 0x80) {
+      length = utf8_sequence_length(p + i, n - i);
+      if (length == 0) return false;
+      c = length == 2 ? (c & 0x1F) : length == 3 ? (c & 0x0F) : (c & 0x07);
+      for (std::size_t k = 1; k < length; ++k) c = (c << 6) | (p[i + k] & 0x3F);
+    }
+    if (!is_js_space(c)) return false;
+    i += length;
+  }
+  return true;
 }
 
 std::string json_quote(std::string_view text) {

@@ -185,6 +185,12 @@ std::vector<ElementSpan> array_elements(std::string_view s, std::size_t pos, con
 // The unescaped contents of the string literal at `pos` ('"').
 std::string json_string_value(std::string_view s, std::size_t pos);
 
+// Whether a string literal whose contents (between its quotes, escapes as
+// written) are `raw` is empty or white space only, as JavaScript's trim()
+// sees it (pi-ai leaves such text out; Anthropic rejects it). Reads only up
+// to the first character that is not white space.
+bool json_string_is_blank(std::string_view raw);
+
 // A JSON string literal for `text` (escapes ", \ and control characters only,
 // like JSON.stringify: other UTF-8 passes through).
 std::string json_quote(std::string_view text);

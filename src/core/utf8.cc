@@ -47,4 +47,9 @@ std::size_t find_invalid_utf8(std::string_view bytes) {
   return kUtf8Valid;
 }
 
+bool is_js_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
+         c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000 || c == 0xFEFF;
+}
+
 }  // namespace pihydrate

@@ -13,6 +13,11 @@ constexpr std::size_t kUtf8Valid = static_cast<std::size_t>(-1);
 // Returns the byte offset of the first invalid sequence, or kUtf8Valid.
 std::size_t find_invalid_utf8(std::string_view bytes);
 
+// Whether JavaScript's trim() removes this code point: \t \n \v \f \r,
+// space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F,
+// U+3000 and U+FEFF.
+bool is_js_space(char32_t code_point);
+
 // The length of the valid sequence that starts with the non-ASCII byte p[0]
 // (`available` bytes from p on), or 0 when it is invalid or cut short.
 inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t available) {

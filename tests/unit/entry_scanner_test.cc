@@ -66,6 +66,34 @@ TEST_F(ScannerTest, ExtractsMessageAndToolCalls) {
   EXPECT_EQ(calls[entry.tool_calls_begin].name, "read");
 }
 
+TEST_F(ScannerTest, ContentBlanknessIsKnownWithoutReadingTheTexts) {
+  // The fast path looks at a text only up to its first character that is
+  // not white space; RapidJSON (which an exponent sends the line to) decodes
+  // it. Both give the same.
+  for (const std::string tail : {"", R"(,"n":1e3)"}) {
+    auto message = [&](const std::string& content) {
+      return R"({"type":"message","message":{"role":"user","content":)" + content + "}" + tail + "}";
+    };
+    ASSERT_EQ(scan(message(R"([{"type":"text","text":" \n\u00a0\u2028\t"},{"type":"text"},{"type":"text","text":5},)"
+                           R"({"type":"thinking","thinking":""}])")),
+              ScanStatus::kParsed) << tail;
+    EXPECT_EQ(entry.content_blank_texts, 3u) << tail;
+    EXPECT_TRUE(entry.content_has_thinking) << tail;
+    EXPECT_FALSE(entry.content_has_other) << tail;
+    ASSERT_EQ(scan(message(R"([{"type":"text","text":"\u0020x"},{"type":"text","text":"\u3000"}])")), ScanStatus::kParsed);
+    EXPECT_EQ(entry.content_blank_texts, 1u) << tail;
+    EXPECT_TRUE(entry.content_has_other) << tail;
+    ASSERT_EQ(scan(message(R"(["not a block"])")), ScanStatus::kParsed);
+    EXPECT_TRUE(entry.content_has_other) << tail;
+    ASSERT_EQ(scan(message("\" \\t\u00a0 \"")), ScanStatus::kParsed);
+    EXPECT_FALSE(entry.content_has_other) << tail;
+    ASSERT_EQ(scan(message("\"\\u3000a\"")), ScanStatus::kParsed);
+    EXPECT_TRUE(entry.content_has_other) << tail;
+    ASSERT_EQ(scan(message("[]")), ScanStatus::kParsed);
+    EXPECT_FALSE(entry.content_has_other || entry.content_has_thinking || entry.content_blank_texts) << tail;
+  }
+}
+
 TEST_F(ScannerTest, RepeatedKeysFollowJsonParseLastWins) {
   ASSERT_EQ(scan(R"({"id":"first","id":"second"})"), ScanStatus::kParsed);
   EXPECT_EQ(entry.id.text(), "second");

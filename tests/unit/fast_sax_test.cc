@@ -52,7 +52,8 @@ Scanned scan_line(const std::string& line, bool fast) {
       << describe(e.role_field) << "=" << x.unknown_role << " content " << static_cast<int>(e.content_kind)
       << " usage " << static_cast<int>(e.usage_kind) << static_cast<int>(e.usage_cost_kind) << " stop "
       << static_cast<int>(e.stop_reason) << describe(e.stop_reason_field) << " mts " << describe(e.message_timestamp)
-      << " tcid " << describe(e.tool_call_id) << " excl " << e.exclude_from_context << " calls";
+      << " tcid " << describe(e.tool_call_id) << " excl " << e.exclude_from_context << " blank/thinking/other "
+      << static_cast<int>(e.content_blank_texts) << e.content_has_thinking << e.content_has_other << " calls";
     for (std::uint32_t i = 0; i < e.tool_calls_count; ++i) {
       const ToolCallRef& c = calls[e.tool_calls_begin + i];
       d << " [" << c.id << "|" << c.name << "|" << c.column << "|" << static_cast<int>(c.id_kind) << "]";

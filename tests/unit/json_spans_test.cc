@@ -101,6 +101,13 @@ TEST(JsonSpans, QuoteAndUnescapeRoundTrip) {
 namespace pihydrate {
 namespace {
 
+TEST(JsonSpans, BlankStringsAreWhatJavaScriptsTrimEmpties) {
+  for (const char* blank : {"", " ", "\\n\\t\\r\\f ", "\\u00a0\\u2028\\uFEFF", "\xC2\xA0\xE3\x80\x80", "\\u000b"})
+    EXPECT_TRUE(json_string_is_blank(blank)) << blank;
+  for (const char* text : {"a", " a", "\\n\\u0041", "\\b", "\\\"", "\\/", "\xC3\xA9", "\\u200b", "\\ud83d\\ude00"})
+    EXPECT_FALSE(json_string_is_blank(text)) << text;
+}
+
 TEST(CompactJsonTest, DropsWhitespaceOutsideStringsOnly) {
   EXPECT_EQ(compact_json("{\n  \"a b\": [1, 2],\r\n\t\"c\" : \"x \\\" y\\\\\" }"),
             "{\"a b\":[1,2],\"c\":\"x \\\" y\\\\\"}");
