@@ -49,6 +49,9 @@ enum class Code : std::uint16_t {
   kPendingStopReason = 305,
   kCompactionAnchorOffPath = 306,
   kLabelTargetMissing = 307,
+  kBlankTextBlock = 308,
+  kEmptyMessage = 309,
+  kFirstMessageNotUser = 310,
 
   kOrphanToolResult = 401,
   kMissingToolResult = 402,

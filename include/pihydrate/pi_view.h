@@ -128,4 +128,14 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
 
 bool is_valid_tool_call_id(std::string_view id);
 
+// ---- what a provider can take of a message's content ----
+
+// A user or assistant message with nothing a provider takes: no content
+// array or string, or only blank text blocks (for an assistant, thinking
+// counts unless `without_thinking`). pi-ai leaves such messages out for some
+// providers and sends them empty to others.
+bool has_nothing_to_send(const Entry& e, bool without_thinking = false);
+// An assistant message pi-ai never sends (stopReason error or aborted).
+bool is_skipped_assistant(const Entry& e);
+
 }  // namespace pihydrate

@@ -43,6 +43,10 @@ const std::vector<CodeInfo>& all_codes() {
       {Code::kCompactionAnchorOffPath, Level::kResume, "compaction-anchor-off-path",
        "the compaction's firstKeptEntryId is not on the path"},
       {Code::kLabelTargetMissing, Level::kResume, "label-target-missing", "a label's targetId names no entry"},
+      {Code::kBlankTextBlock, Level::kResume, "blank-text-block", "a text block with no text, or white space only"},
+      {Code::kEmptyMessage, Level::kResume, "empty-message", "a user or assistant message with nothing to send"},
+      {Code::kFirstMessageNotUser, Level::kResume, "first-message-not-user",
+       "the first message sent to the model is not a user message"},
 
       {Code::kOrphanToolResult, Level::kResume, "orphan-tool-result", "a tool result with no matching call"},
       {Code::kMissingToolResult, Level::kResume, "missing-tool-result", "a tool call with no result"},

@@ -12,6 +12,15 @@ namespace pihydrate {
 
 bool is_valid_tool_call_id(std::string_view id) { return is_portable_id(id); }
 
+bool has_nothing_to_send(const Entry& e, bool without_thinking) {
+  const bool readable = e.content_kind == JsonKind::kArray || e.content_kind == JsonKind::kString;
+  return !readable || !(e.content_has_other || (e.content_has_thinking && !without_thinking));
+}
+
+bool is_skipped_assistant(const Entry& e) {
+  return e.role == Role::kAssistant && (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted);
+}
+
 std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const PiView& view) {
   std::vector<PairingFinding> out;
   struct Call {
@@ -51,7 +60,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
     const Entry& e = view.entry(index, item.node);
     if (item.llm_role == Role::kAssistant) {
       close_turn(item.node);
-      if (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted) {
+      if (is_skipped_assistant(e)) {
         for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c)
           skipped_calls[c->id] = item.node;
         continue;

@@ -88,18 +88,44 @@ void check_context_messages(RuleContext& ctx) {
                  "assistant content is a string: pi-ai crashes building the next request "
                  "(content.flatMap is not a function) and the interactive pi crashes on start",
                  "wrap it: \"content\":[{\"type\":\"text\",\"text\":...}]");
+    } else if (e.role == Role::kToolResult && e.content_kind == JsonKind::kString) {
+      ctx.report(Code::kContentNotArray, Severity::kError, e.line, e.message.column,
+                 "tool result content is a string: the provider converters crash building the next request "
+                 "(content.some / content.filter is not a function)",
+                 "wrap it: \"content\":[{\"type\":\"text\",\"text\":...}]");
     } else if ((e.role == Role::kAssistant || e.role == Role::kUser || e.role == Role::kToolResult) && null_content) {
       std::string what = std::string("message content is ") + (e.content_kind == JsonKind::kNull ? "null" : "missing");
       if (ctx.is_0_78()) {
         ctx.report(Code::kContentNotArray, Severity::kError, e.line, e.message.column,
                    what + (e.role == Role::kAssistant
                                ? ": pi 0.78 crashes building the next request (reading 'flatMap') and in the TUI"
-                               : ": the interactive pi 0.78 crashes on it (reading 'filter')"),
+                               : std::string(": pi 0.78 crashes on it building the next request (reading '") +
+                                     (e.role == Role::kUser ? "map" : "some") + "') and in the interactive TUI (reading 'filter')"),
                    "write \"content\":[]");
       } else {
         ctx.report(Code::kContentNotArray, Severity::kWarning, e.line, e.message.column,
                    what + ": pi 1.5 reads it as [] (pi 0.78 crashes on it)", "write \"content\":[]");
       }
+    }
+    const bool readable = e.content_kind == JsonKind::kArray || e.content_kind == JsonKind::kString;
+    if ((e.role == Role::kUser || e.role == Role::kAssistant || e.role == Role::kToolResult) &&
+        e.content_blank_texts > 0) {
+      ctx.report(Code::kBlankTextBlock, Severity::kWarning, e.line, e.message.column,
+                 "a text block has no text, or only white space: Anthropic rejects it (text content blocks must be "
+                 "non-empty), and only some of pi-ai's providers leave it out",
+                 "delete the block");
+    }
+    if (e.role == Role::kUser && readable && has_nothing_to_send(e)) {
+      ctx.report(Code::kEmptyMessage, Severity::kWarning, e.line, e.message.column,
+                 "the user message has nothing to send (no text, or only white space): pi-ai leaves it out for "
+                 "some providers and sends it empty to others, which reject it",
+                 "delete the message, or give it its text");
+    } else if (e.role == Role::kAssistant && e.content_kind == JsonKind::kArray && !is_skipped_assistant(e) &&
+               has_nothing_to_send(e)) {
+      ctx.report(Code::kEmptyMessage, Severity::kWarning, e.line, e.message.column,
+                 "the assistant message has no content: pi-ai leaves it out of the request, and providers "
+                 "reject an empty message",
+                 "delete the message");
     }
     if (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending) {
       ctx.report(Code::kPendingStopReason, Severity::kWarning, e.line, e.stop_reason_field.column,
@@ -107,6 +133,26 @@ void check_context_messages(RuleContext& ctx) {
                  "were complete",
                  "drop the partial message, or set the stopReason it ended with");
     }
+  }
+}
+
+// The first message pi-ai sends (messages providers drop left aside) must be
+// a user message: Anthropic rejects a request that starts otherwise.
+void check_first_message(RuleContext& ctx) {
+  for (const ContextItem& item : ctx.view.context) {
+    if (item.llm_role != Role::kUser && item.llm_role != Role::kAssistant && item.llm_role != Role::kToolResult)
+      continue;  // dropped by convertToLlm, or a system message
+    const Entry& e = ctx.node_entry(item.node);
+    if (item.kind == ContextKind::kMessage && (e.role == Role::kUser || e.role == Role::kAssistant) &&
+        (is_skipped_assistant(e) || has_nothing_to_send(e)))
+      continue;  // never sent
+    if (item.llm_role == Role::kUser) return;
+    ctx.report(Code::kFirstMessageNotUser, Severity::kWarning, e.line, e.message.column,
+               std::string("the first message sent to the model is ") +
+                   (item.llm_role == Role::kAssistant ? "an assistant message" : "a tool result") +
+                   ", not a user message: Anthropic rejects the request",
+               "add a user message before it (pi-hydrate adds one)");
+    return;
   }
 }
 
@@ -237,6 +283,7 @@ void check_message_rules(RuleContext& ctx) {
   if (!ctx.view.migrates_v1) check_labels(ctx);  // v1 ids are regenerated
   if (!ctx.view.loads()) return;
   check_context_messages(ctx);
+  check_first_message(ctx);
   check_compaction_anchor(ctx);
   check_tool_pairing(ctx);
 }
