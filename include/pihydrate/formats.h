@@ -26,6 +26,10 @@ std::string derived_session_id(std::string_view basis);
 // Anthropic tool-call id rule; also the ids pi-hydrate keeps).
 bool is_portable_id(std::string_view id);
 
+// The usage of a message that cost nothing, in pi's shape (every count 0,
+// with cost): what pi-hydrate writes where usage is missing.
+extern const char kZeroUsageJson[];
+
 // pi's file name for a session: <timestamp with ':' and '.' as '-'>_<id>.jsonl
 std::string session_file_name(std::string_view timestamp, std::string_view session_id);
 

@@ -83,4 +83,8 @@ std::string encode_cwd_for_agent_dir(std::string_view cwd) {
   return "--" + path + "--";
 }
 
+const char kZeroUsageJson[] =
+    "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
+    "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
+
 }  // namespace pihydrate

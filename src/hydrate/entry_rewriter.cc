@@ -5,6 +5,7 @@
 
 #include "core/json_spans.h"
 #include "hydrate/plan.h"
+#include "pihydrate/formats.h"
 
 namespace pihydrate {
 namespace {
@@ -31,6 +32,20 @@ void set_member(ByteEdits& edits, std::string_view line, std::size_t object_begi
     edits.insert(object_begin + 1, empty ? member : member + ",");
   }
   (void)line;
+}
+
+// The object `raw` (found at offset `at` of the text `members` were walked
+// in) with member `key` set, as set_member sets it.
+std::string with_member(std::string_view raw, std::size_t at, std::vector<MemberSpan> members, std::string_view key,
+                        const std::string& value, std::string_view after) {
+  for (MemberSpan& m : members) {
+    m.begin -= at;
+    m.value_begin -= at;
+    m.value_end -= at;
+  }
+  ByteEdits edits;
+  set_member(edits, raw, 0, members, key, value, after);
+  return edits.apply(raw);
 }
 
 // Cuts `text` to at most `max` code points, on a UTF-8 boundary.
@@ -65,15 +80,50 @@ std::string content_text(std::string_view line, const MemberSpan& content) {
   return text;
 }
 
+// A text block a provider would reject: no text, or white space only.
+bool is_blank_text_block(std::string_view line, const std::vector<MemberSpan>& block) {
+  if (member_string(line, block, "type") != "text") return false;
+  const MemberSpan* text = find_member(block, "text");
+  return !text || line[text->value_begin] != '"' ||
+         json_string_is_blank(line.substr(text->value_begin + 1, text->value_end - text->value_begin - 2));
+}
+
 void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& message_member, const PlannedEntry& p,
-                  const Entry& e, const HydrateOptions& options) {
+                  const Plan& plan, const Entry& e, const HydrateOptions& options) {
   const std::size_t mb = message_member.value_begin;
   if (line[mb] != '{') return;
   auto members = object_members(line, mb);
   if (p.rename_hook_role) {
     if (const MemberSpan* role = find_member(members, "role")) edits.replace(role->value_begin, role->value_end, "\"custom\"");
   }
+  if (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending)
+    edits.replace(e.stop_reason_field.column - 1, json_value_end(line, e.stop_reason_field.column - 1),
+                  e.tool_calls_count ? "\"toolUse\"" : "\"stop\"");
+  if (needs_usage(e)) {
+    const MemberSpan* usage = find_member(members, "usage");
+    if (usage && line[usage->value_begin] == '{') {
+      const bool empty = object_members(line, usage->value_begin).empty();
+      edits.insert(usage->value_begin + 1, std::string("\"cost\":") +
+                                               "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}" +
+                                               (empty ? "" : ","));
+    } else {
+      set_member(edits, line, mb, members, "usage", kZeroUsageJson, "content");
+    }
+  }
+  if (p.renamed_ids != kNoRenamedIds && e.role == Role::kToolResult)
+    edits.replace(e.tool_call_id.column - 1, json_value_end(line, e.tool_call_id.column - 1),
+                  json_quote(plan.renamed_call_ids[p.renamed_ids]));
   const MemberSpan* content = find_member(members, "content");
+  const ContentRepair repair = content_repair(p, e);
+  if (repair == ContentRepair::kFill) {
+    set_member(edits, line, mb, members, "content", "[]", "role");
+  } else if (repair == ContentRepair::kWrap) {
+    const std::string_view raw = line.substr(content->value_begin, content->value_end - content->value_begin);
+    edits.replace(content->value_begin, content->value_end,
+                  json_string_is_blank(raw.substr(1, raw.size() - 2))
+                      ? std::string("[]")
+                      : "[{\"type\":\"text\",\"text\":" + std::string(raw) + "}]");
+  }
   if (p.flatten && e.role == Role::kToolResult) {
     std::string text = content ? content_text(line, *content) : std::string();
     std::string name = member_string(line, members, "toolName");
@@ -89,22 +139,34 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
                       json_quote(header + cut_text(text, options.flatten_max_chars)) + "}],\"timestamp\":" + timestamp + "}");
     return;
   }
-  if (e.role != Role::kAssistant || !content || line[content->value_begin] != '[') return;
-  const bool drop_thinking = options.thinking == ThinkingPolicy::kDrop;
-  if (!drop_thinking && !p.flatten) return;
+  if (!content || line[content->value_begin] != '[') return;
+  const bool assistant = e.role == Role::kAssistant;
+  const bool drop_thinking = assistant && options.thinking == ThinkingPolicy::kDrop;
+  const bool renames = assistant && p.renamed_ids != kNoRenamedIds;
+  if (!drop_thinking && !(assistant && p.flatten) && !renames && repair != ContentRepair::kDropBlankText) return;
   // Rebuild the content array from its blocks: kept blocks are copied byte
-  // for byte, thinking blocks are left out, tool calls become text.
+  // for byte, blank text and (--thinking drop) thinking blocks are left out,
+  // tool calls become text (flatten) or get their new id.
   std::string out = "[";
   bool first = true, changed = false;
+  std::uint32_t call = 0;  // tool calls so far
   for (const ElementSpan& el : array_elements(line, content->value_begin)) {
     std::string_view raw = line.substr(el.begin, el.end - el.begin);
     std::string replacement(raw);
     if (line[el.begin] == '{') {
       auto block = object_members(line, el.begin);
       std::string type = member_string(line, block, "type");
-      if (drop_thinking && (type == "thinking" || type == "redacted_thinking")) {
+      if ((drop_thinking && (type == "thinking" || type == "redacted_thinking")) || is_blank_text_block(line, block)) {
         changed = true;
         continue;
+      }
+      const std::string* new_id = nullptr;
+      if (type == "toolCall" && renames && !plan.renamed_call_ids[p.renamed_ids + call].empty())
+        new_id = &plan.renamed_call_ids[p.renamed_ids + call];
+      call += type == "toolCall";
+      if (new_id && !p.flatten) {
+        replacement = with_member(raw, el.begin, block, "id", json_quote(*new_id), "type");
+        changed = true;
       }
       if (p.flatten && type == "toolCall") {
         const MemberSpan* args = find_member(block, "arguments");
@@ -128,7 +190,23 @@ std::string id_value(const Plan& plan, std::size_t i) {
   return i == 0 ? std::string("null") : json_quote(plan.entries[i - 1].id);
 }
 
+// The entry and message timestamps a synthetic message takes from `e`.
+std::string entry_time(const Entry& e) {
+  return e.timestamp.is_string() ? json_quote(e.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
+}
+std::string message_time(const Entry& e) {
+  return e.message_timestamp.kind == JsonKind::kNumber ? std::string(e.message_timestamp.text()) : "0";
+}
+
 }  // namespace
+
+ContentRepair content_repair(const PlannedEntry& p, const Entry& e) {
+  const bool assistant = e.role == Role::kAssistant, result = e.role == Role::kToolResult;
+  if (!(assistant || result || e.role == Role::kUser) || (p.flatten && result)) return ContentRepair::kNone;
+  if (e.content_kind == JsonKind::kString) return e.role == Role::kUser ? ContentRepair::kNone : ContentRepair::kWrap;
+  if (e.content_kind != JsonKind::kArray) return ContentRepair::kFill;
+  return e.content_blank_texts ? ContentRepair::kDropBlankText : ContentRepair::kNone;
+}
 
 void append_rendered_entry(std::string& out, const SessionIndex& index, const PiView& view, const Plan& plan,
                            std::size_t i, std::string_view source_line, const HydrateOptions& options,
@@ -140,13 +218,19 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   if (p.synthetic == Synthetic::kMissingResult) {
     const Entry& a = view.entry(index, static_cast<std::uint32_t>(p.call_node));
     const ToolCallRef& call = index.calls_begin(a)[p.call];
-    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
-    std::string mts = a.message_timestamp.kind == JsonKind::kNumber ? std::string(a.message_timestamp.text()) : "0";
-    out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
-           ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call.id) +
+    const std::string_view call_id = p.renamed_ids != kNoRenamedIds ? std::string_view(plan.renamed_call_ids[p.renamed_ids]) : call.id;
+    out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + entry_time(a) +
+           ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call_id) +
            ",\"toolName\":" + json_quote(call.name) +
            ",\"content\":[{\"type\":\"text\",\"text\":\"No result was recorded for this tool call (added by "
-           "pi-hydrate).\"}],\"isError\":true,\"timestamp\":" + mts + "}}";
+           "pi-hydrate).\"}],\"isError\":true,\"timestamp\":" + message_time(a) + "}}";
+    return;
+  }
+  if (p.synthetic == Synthetic::kUserMessage) {
+    const Entry& m = view.entry(index, static_cast<std::uint32_t>(p.call_node));
+    out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + entry_time(m) +
+           ",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"No user message was recorded "
+           "at the start of this conversation (added by pi-hydrate).\"}],\"timestamp\":" + message_time(m) + "}}";
     return;
   }
   if (p.synthetic == Synthetic::kModelChange) {
@@ -159,8 +243,7 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
       provider = member_string(source_line, msg, "provider");
       model = member_string(source_line, msg, "model");
     }
-    std::string ts = a.timestamp.is_string() ? json_quote(a.timestamp.text()) : "\"1970-01-01T00:00:00.000Z\"";
-    out += "{\"type\":\"model_change\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + ts +
+    out += "{\"type\":\"model_change\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + entry_time(a) +
            ",\"provider\":" + json_quote(provider) + ",\"modelId\":" + json_quote(model) + "}";
     return;
   }
@@ -180,8 +263,11 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line
   // (which can hold megabytes of tool output).
-  const bool edits_message = p.rename_hook_role || p.flatten ||
-                             (options.thinking == ThinkingPolicy::kDrop && e.role == Role::kAssistant);
+  const bool is_message_entry = e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject;
+  const bool edits_message =
+      is_message_entry && (p.rename_hook_role || p.flatten || (options.thinking == ThinkingPolicy::kDrop && e.role == Role::kAssistant) ||
+                  content_repair(p, e) != ContentRepair::kNone || p.renamed_ids != kNoRenamedIds ||
+                  (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending) || needs_usage(e));
   const bool has_references = e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary ||
                               e.type == EntryType::kLabel;
   if (!edits_message && !has_references && e.id.present() && e.parent_id.present()) {
@@ -232,7 +318,7 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
       edits.replace(m->value_begin, m->value_end, json_quote(plan.entries[static_cast<std::size_t>(p.ref_target)].id));
   }
   if (const MemberSpan* message = find_member(members, "message"))
-    edit_message(edits, line, *message, p, e, options);
+    edit_message(edits, line, *message, p, plan, e, options);
   finish(edits);
 }
 

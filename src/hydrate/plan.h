@@ -15,8 +15,20 @@ namespace pihydrate {
 enum class Synthetic : std::uint8_t {
   kNone,
   kMissingResult,  // a toolResult for a call that has none
-  kModelChange,    // keeps the model when --prune-compacted drops the assistant that set it
+  kModelChange,    // keeps the model when the assistant that set it is not written
+  kUserMessage,    // a user message before a conversation that starts with another role
 };
+
+// What is written into a message's content so that every provider reads it
+// (entry_rewriter.cc writes it, tool_policy.cc counts it).
+enum class ContentRepair : std::uint8_t {
+  kNone,
+  kFill,           // null, missing or neither array nor string: []
+  kWrap,           // an assistant's or tool result's string: one text block ([] when blank)
+  kDropBlankText,  // text blocks without text, or white space only, are left out
+};
+
+constexpr std::uint32_t kNoRenamedIds = UINT32_MAX;
 
 struct PlannedEntry {
   std::int64_t node = -1;  // source node in the PiView, or -1 for a synthetic entry
@@ -28,6 +40,10 @@ struct PlannedEntry {
   bool ref_self = false;         // compaction: keep nothing before it (self-anchor)
   bool rename_hook_role = false;  // v2 migration: message.role hookMessage -> custom
   bool flatten = false;           // --tools flatten applies to this entry's message
+  // Tool call ids written instead of the source's: Plan::renamed_call_ids
+  // from here, one per call of an assistant ("" keeps a call's id), or the
+  // one id a result answers. kNoRenamedIds: none renamed.
+  std::uint32_t renamed_ids = kNoRenamedIds;
 };
 
 struct Plan {
@@ -35,7 +51,16 @@ struct Plan {
   // When the latest compaction's first kept entry is a result that moved to
   // its call, the kept window starts at that call's assistant instead.
   std::int64_t first_kept_override = -1;  // node
+  std::vector<std::string> renamed_call_ids;  // see PlannedEntry::renamed_ids
 };
+
+// The content repair of a source message entry written as `p` plans.
+ContentRepair content_repair(const PlannedEntry& p, const Entry& e);
+// Whether an assistant message is written with the zeroed usage (or cost)
+// pi's interactive footer needs.
+inline bool needs_usage(const Entry& e) {
+  return e.role == Role::kAssistant && (e.usage_kind != JsonKind::kObject || e.usage_cost_kind != JsonKind::kObject);
+}
 
 // Steps, in order (each in its own file under src/hydrate/).
 // branch.cc: the path to write, or an error diagnostic.

@@ -12,10 +12,6 @@
 namespace pihydrate {
 namespace thread_mapping {
 
-constexpr const char* kZeroUsage =
-    "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,"
-    "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
-
 std::string Mapper::text_of_message(JsonRef message) const {
   JsonRef content = doc_.member(message, "content");
   if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
@@ -64,8 +60,10 @@ std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
   return ts;
 }
 
-// R4: the verbatim AssistantMessage, with usage filled, a pending or missing
-// stopReason settled, empty text blocks dropped and string content wrapped.
+// R4: the verbatim AssistantMessage, with a pending or missing stopReason
+// settled. Its usage and content are repaired as every session's are
+// (hydrate_session: missing usage, blank text blocks, string or missing
+// content).
 namespace {
 // Offsets in the document made relative to the message at `base`.
 void rebase(std::vector<MemberSpan>& members, std::size_t base) {
@@ -147,69 +145,21 @@ void Mapper::emit_assistant(std::size_t env) {
   bool has_calls = false;
   std::vector<std::string> call_ids;  // each toolCall block's id ("" when not a string), for the item
   if (content && msg[content->value_begin] == '[') {
-    // The kept blocks; the array is rebuilt only when one is dropped (nearly
-    // never), not copied for every message.
-    std::vector<ElementSpan> kept;
-    bool changed = false;
     std::string type_scratch;  // an escaped type's text
     for (const ElementSpan& el : elements_at(base, content->value_begin)) {
-      std::string_view type;
-      bool has_text = false, empty_text = false;
-      if (msg[el.begin] == '{') {
-        std::vector<MemberSpan>& block = block_members_;  // walked once each: not cached
-        members_at_into(base, el.begin, block);
-        if (const MemberSpan* t = find_member(block, "type"))
-          type = doc_.string_text({base + t->value_begin, base + t->value_end}, type_scratch);
-        if (const MemberSpan* t = find_member(block, "text"); t && msg[t->value_begin] == '"') {
-          has_text = true;
-          empty_text = t->value_end - t->value_begin == 2;  // "" (any escape is at least one character)
-        }
-        if (type == "toolCall") {
-          const MemberSpan* id = find_member(block, "id");
-          call_ids.push_back(id && msg[id->value_begin] == '"' ? json_string_value(msg, id->value_begin) : std::string());
-        }
-      }
-      if (type == "toolCall") has_calls = true;
-      if (type == "text" && (!has_text || empty_text)) {
-        changed = true;
-        out_.repairs["dropped-empty-text-block"]++;
-        continue;
-      }
-      kept.push_back(el);
+      if (msg[el.begin] != '{') continue;
+      std::vector<MemberSpan>& block = block_members_;  // walked once each: not cached
+      members_at_into(base, el.begin, block);
+      const MemberSpan* t = find_member(block, "type");
+      if (!t || doc_.string_text({base + t->value_begin, base + t->value_end}, type_scratch) != "toolCall") continue;
+      has_calls = true;
+      const MemberSpan* id = find_member(block, "id");
+      call_ids.push_back(id && msg[id->value_begin] == '"' ? json_string_value(msg, id->value_begin) : std::string());
     }
-    if (changed) {
-      std::string rebuilt = "[";
-      for (const ElementSpan& el : kept) {
-        if (rebuilt.size() > 1) rebuilt += ",";
-        rebuilt.append(msg.substr(el.begin, el.end - el.begin));
-      }
-      rebuilt += "]";
-      edits.replace(content->value_begin, content->value_end, rebuilt);
-    }
-  } else if (content && msg[content->value_begin] == '"') {
-    edits.replace(content->value_begin, content->value_end,
-                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
-    out_.repairs["wrapped-string-content"]++;
-  } else {
-    if (content) edits.replace(content->value_begin, content->value_end, "[]");
-    else append_member("\"content\":[]");
-    out_.repairs["wrapped-string-content"]++;
   }
   if (e.plain_message) {
     settle_assistant(env, edits, msg, call_ids);
     return;
-  }
-  const MemberSpan* usage = find_member(members, "usage");
-  if (!usage || msg[usage->value_begin] != '{') {
-    if (usage) edits.replace(usage->value_begin, usage->value_end, kZeroUsage);
-    else append_member(std::string("\"usage\":") + kZeroUsage);
-    out_.repairs["filled-missing-usage"]++;
-  } else if (!find_member(members_at(base, usage->value_begin), "cost")) {
-    auto usage_members = members_at(base, usage->value_begin);
-    edits.insert(usage->value_begin + 1,
-                 std::string("\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}") +
-                     (usage_members.empty() ? "" : ","));
-    out_.repairs["filled-missing-usage"]++;
   }
   const MemberSpan* stop = find_member(members, "stopReason");
   std::string stop_value = stop && msg[stop->value_begin] == '"' ? json_string_value(msg, stop->value_begin) : "";
@@ -237,7 +187,8 @@ void Mapper::read_last_model() {
   last_model_read_ = true;
 }
 
-// R5: the verbatim ToolResultMessage; string content is wrapped.
+// R5: the verbatim ToolResultMessage (its content repaired as every
+// session's is, by hydrate_session).
 void Mapper::emit_tool_result(std::size_t env) {
   const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
@@ -247,16 +198,6 @@ void Mapper::emit_tool_result(std::size_t env) {
   }
   auto members = members_at(e.message().begin, 0);
   ByteEdits edits;
-  const MemberSpan* content = find_member(members, "content");
-  if (content && msg[content->value_begin] == '"') {
-    edits.replace(content->value_begin, content->value_end,
-                  "[{\"type\":\"text\",\"text\":" + std::string(msg.substr(content->value_begin, content->value_end - content->value_begin)) + "}]");
-    out_.repairs["wrapped-string-content"]++;
-  } else if (!content || msg[content->value_begin] != '[') {
-    if (content) edits.replace(content->value_begin, content->value_end, "[]");
-    else edits.insert(members.empty() ? 1 : members.back().value_end, members.empty() ? "\"content\":[]" : ",\"content\":[]");
-    out_.repairs["wrapped-string-content"]++;
-  }
   if (!find_member(members, "timestamp"))
     edits.insert(members.empty() ? 1 : members.back().value_end,
                  std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message()));
@@ -324,7 +265,7 @@ std::string Mapper::chat_assistant_line(const Envelope& e) {
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
          ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" +
          json_quote(doc_.string_value(doc_.member(e.ref(), "text"))) + "}],\"api\":" + json_quote(api) +
-         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsageJson +
          ",\"stopReason\":\"stop\",\"timestamp\":" + message_ms(e, {}) + "}}";
 }
 
@@ -373,7 +314,7 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
   out_.repairs[text_only ? "partial-stream-as-text" : "partial-stream-kept-aborted"]++;
   return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(last, {})) +
          ",\"message\":{\"role\":\"assistant\",\"content\":" + content + ",\"api\":" + json_quote(api) +
-         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsage +
+         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsageJson +
          (text_only ? std::string(",\"stopReason\":\"stop\"")
                     : std::string(",\"stopReason\":\"aborted\",\"errorMessage\":\"pi-hydrate: stream interrupted\"")) +
          ",\"timestamp\":" + ms + "}}";

@@ -22,6 +22,7 @@
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
 #include "pihydrate/thread_export.h"
+#include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -250,6 +251,99 @@ TEST(Hydrate, MissingResultGetsAnErrorResultAndOrphanIsDropped) {
   EXPECT_NE(r.lines[4].find("interrupt"), std::string::npos);
   EXPECT_EQ(r.report.repairs["synthetic-result-for-missing"], 1u);
   EXPECT_EQ(r.report.repairs["dropped-orphan-result"], 1u);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+std::string message_entry(const char* id, const char* parent, const std::string& message) {
+  std::string p = parent ? std::string("\"") + parent + "\"" : "null";
+  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":)" + p +
+         R"(,"timestamp":"2026-01-01T00:00:01.000Z","message":)" + message + "}";
+}
+
+const std::string kAssistantTail =
+    R"("api":"x","provider":"p","model":"m","usage":{"cost":{"total":0}},"stopReason":"stop","timestamp":2})";
+
+TEST(Hydrate, AUserMessageWithoutContentIsLeftOutAndAUserMessageStillOpens) {
+  // pi 0.78 stops on it (reading 'map'); pi 1.5 sends nothing for it, so the
+  // request would start with the assistant message.
+  std::string text = kHeader + "\n" + message_entry("u1", nullptr, R"({"role":"user","content":null,"timestamp":1})") +
+                     "\n" + message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)" + kAssistantTail) +
+                     "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 3u);  // header, the added user message, a1
+  EXPECT_NE(r.lines[1].find(R"("parentId":null,)"), std::string::npos);
+  EXPECT_NE(r.lines[1].find(R"("role":"user","content":[{"type":"text","text":"No user message was recorded)"),
+            std::string::npos);
+  EXPECT_NE(r.lines[2].find(R"("id":"a1")"), std::string::npos);
+  EXPECT_EQ(r.report.repairs["dropped-empty-user-message"], 1u);
+  EXPECT_EQ(r.report.repairs["added-user-message-at-start"], 1u);
+}
+
+TEST(Hydrate, RenamedToolCallIdsEachNameOneCallAndTakeNoIdInUse) {
+  auto calls = [](const char* id, const char* parent, const char* call_id) {
+    return message_entry(id, parent, std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
+                                         R"(","name":"bash","arguments":{}}],)" + kAssistantTail);
+  };
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + calls("a1", "u1", "x|1") + "\n" +
+                     result("r1", "a1", "x|1") + "\n" + calls("a2", "r1", "x_1") + "\n" + result("r2", "a2", "x_1") + "\n" +
+                     calls("a3", "r2", "x_1") + "\n" + result("r3", "a3", "x_1") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 8u);
+  EXPECT_NE(r.lines[2].find(R"("id":"x_1_2")"), std::string::npos) << r.lines[2];  // "x_1" is a later call's
+  EXPECT_NE(r.lines[3].find(R"("toolCallId":"x_1_2")"), std::string::npos) << r.lines[3];
+  EXPECT_NE(r.lines[4].find(R"("id":"x_1")"), std::string::npos) << r.lines[4];
+  EXPECT_NE(r.lines[5].find(R"("toolCallId":"x_1")"), std::string::npos) << r.lines[5];
+  EXPECT_NE(r.lines[6].find(R"("id":"x_1_3")"), std::string::npos) << r.lines[6];
+  EXPECT_NE(r.lines[7].find(R"("toolCallId":"x_1_3")"), std::string::npos) << r.lines[7];
+  EXPECT_EQ(r.report.repairs["renamed-tool-call-id"], 2u);
+}
+
+// What the repairs promise (docs/hydrate.md): neither pi version finds
+// anything in `written` that a provider would reject.
+void expect_nothing_a_provider_rejects(const std::string& written, const std::string& what) {
+  const std::set<Code> repaired = {Code::kUsageMissing,   Code::kContentNotArray, Code::kPendingStopReason,
+                                   Code::kBlankTextBlock, Code::kEmptyMessage,    Code::kFirstMessageNotUser,
+                                   Code::kBadToolCallId,  Code::kOrphanToolResult, Code::kMessageBetweenCallAndResult};
+  for (PiVersion version : {PiVersion::k0_78, PiVersion::k1_5}) {
+    ValidateOptions vo;
+    vo.pi_version = version;
+    vo.check_cwd = false;
+    auto source = make_memory_source(written);
+    const FileReport report = validate_source(*source, "out.jsonl", vo);
+    EXPECT_TRUE(report.resumable) << what;
+    for (const Diagnostic& d : report.diagnostics) EXPECT_FALSE(repaired.count(d.code)) << what << ": " << d.message;
+  }
+}
+
+// Every golden session input hydrated as `--session input.jsonl --cwd /tmp
+// -o -` does: the output is clean, and hydrating it again changes nothing.
+TEST(Hydrate, RepairedOutputsAreCleanForBothPiVersionsAndHydrateToThemselves) {
+  namespace fs = std::filesystem;
+  std::size_t checked = 0;
+  for (const auto& dir : fs::directory_iterator(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/hydrate")) {
+    std::ifstream cmd(dir.path() / "cmd");
+    std::string command((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (command != "pi-hydrate --session input.jsonl --cwd /tmp -o -\n") continue;  // with no other option
+    std::ifstream in(dir.path() / "input.jsonl", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Result first = hydrate(text);
+    if (!first.ok) continue;  // an err-* case
+    const std::string written = joined(first.lines);
+    expect_nothing_a_provider_rejects(written, dir.path().string());
+    Result second = hydrate(written);
+    ASSERT_TRUE(second.ok) << dir.path();
+    EXPECT_EQ(joined(second.lines), written) << dir.path();
+    EXPECT_TRUE(second.report.repairs.empty()) << dir.path();
+    ++checked;
+  }
+  EXPECT_GT(checked, 10u);
 }
 
 TEST(Hydrate, MessageBetweenCallAndResultMovesAfterTheResult) {
@@ -915,10 +1009,15 @@ TEST(ThreadLinesTest, AContentBlocksTypeIsReadUnescaped) {
                      R"("api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},"timestamp":1}}}]})";
   const ConvertedThread t = convert_thread_export(text, "t.json", ThreadOptions{});
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t.repairs.at("dropped-empty-text-block"), 1u);
-  EXPECT_NE(t.session.find(R"("content":[{"type":"tool\u0043all","id":"c1")"), std::string::npos) << t.session;
   // No stopReason: settled from the tool call.
   EXPECT_NE(t.session.find(R"("stopReason":"toolUse")"), std::string::npos) << t.session;
+  // The blank text block is left out when the session is hydrated (as any session's is).
+  const Result r = hydrate(t.session);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.report.repairs.at("dropped-empty-text-block"), 1u);
+  std::string written;
+  for (const std::string& line : r.lines) written += line + "\n";
+  EXPECT_NE(written.find(R"("content":[{"type":"tool\u0043all","id":"c1")"), std::string::npos) << written;
 }
 
 TEST(ThreadLinesTest, AnAssistantsContentIsTheLastOneNamedAndItsModelIsReadWhenAsked) {
@@ -999,6 +1098,22 @@ std::vector<std::pair<std::filesystem::path, std::string>> golden_thread_inputs(
     }
   }
   return inputs;
+}
+
+// The same for every golden thread export: converted and hydrated, with
+// the default options, the session is clean.
+TEST(ThreadHydrate, EveryGoldenExportHydratesToNothingAProviderRejects) {
+  std::size_t checked = 0;
+  for (const auto& [input, original] : golden_thread_inputs()) {
+    std::string bytes = original;
+    const ConvertedThread t = convert_thread_export(bytes, "t.json", ThreadOptions{});
+    if (!t.ok()) continue;  // an err-* case
+    Result r = hydrate(t.session);
+    ASSERT_TRUE(r.ok) << input;
+    expect_nothing_a_provider_rejects(joined(r.lines), input.string());
+    ++checked;
+  }
+  EXPECT_GT(checked, 20u);
 }
 
 // Every golden export converted with each pair of options: the second of
