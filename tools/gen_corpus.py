@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates a realistic pi session (v3 JSONL) or the equivalent thread export, of a chosen size.
 
-  tools/gen_corpus.py --kind session|thread --size 256M --seed 1 -o FILE
+  tools/gen_corpus.py --kind session|thread|session-v1 --size 256M --seed 1 [--cwd DIR] -o FILE
 
 The same size and seed always give the same bytes. The mix (docs/performance.md):
   - user turns, a few sentences each;
@@ -12,6 +12,12 @@ The same size and seed always give the same bytes. The mix (docs/performance.md)
     a compaction every ~400 entries, labels, custom entries and a session_info.
 The thread export mirrors the same conversation: chat user turns, pi.chunk deltas for each
 assistant, pi.assistant, pi.tool_result, chat echoes, pi.compaction; it has no branches.
+session-v1 writes the same kind of conversation (shorter tool output, no images) as an old v1 file, the way pi wrote
+them before entries had ids: no version, the model and thinking level in the header, entries in
+file order without id/parentId, thinking-level and model changes, bash executions, a compaction
+every third turn whose firstKeptEntryIndex counts parsed lines from 0 with the header, and from the
+fifth turn on, once, a tool call left without a result when the user interrupts. --cwd (default
+/tmp) is the header cwd.
 """
 import argparse
 import base64
@@ -52,21 +58,26 @@ def usage(rng):
 
 
 class Conversation:
-    """Yields (kind, payload) events in conversation order; both writers consume them."""
+    """Yields (kind, payload) events in conversation order; both writers consume them.
+    `max_code_lines` bounds tool output, `images` allows image results; `interrupted` leaves a turn's
+    last call without a result."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, max_code_lines=120, images=True):
         self.rng = rng
         self.ms = 1795000000000
         self.call = 0
+        self.max_code_lines = max_code_lines
+        self.images = images
 
     def tick(self, lo=200, hi=20000):
         self.ms += self.rng.randint(lo, hi)
         return self.ms
 
-    def turn(self):
+    def turn(self, interrupted=False):
         rng = self.rng
         yield "user", {"role": "user", "content": [{"type": "text", "text": " ".join(sentence(rng, rng.randint(6, 30)) for _ in range(rng.randint(1, 4)))}], "timestamp": self.tick()}
-        for _step in range(rng.randint(1, 4)):
+        steps = rng.randint(1, 4)
+        for step in range(steps):
             calls = []
             for _ in range(rng.randint(1, 3)):
                 self.call += 1
@@ -78,8 +89,10 @@ class Conversation:
             yield "assistant", {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
                                 "model": "claude-sonnet-4-5", "usage": usage(rng), "stopReason": "toolUse", "timestamp": self.tick()}
             for c in calls:
-                blocks = [{"type": "text", "text": code_text(rng, rng.randint(4, 120))}]
-                if rng.random() < 1 / 60:
+                if interrupted and step == steps - 1 and c is calls[-1]:
+                    return  # the user interrupts before this call's result
+                blocks = [{"type": "text", "text": code_text(rng, rng.randint(4, self.max_code_lines))}]
+                if rng.random() < 1 / 60 and self.images:
                     size = rng.randint(20_000, 300_000)
                     blocks.append({"type": "image", "mimeType": "image/png", "data": base64.b64encode(rng.randbytes(size * 3 // 4)).decode()})
                 yield "toolResult", {"role": "toolResult", "toolCallId": c["id"], "toolName": c["name"], "content": blocks,
@@ -139,6 +152,44 @@ def write_session(out, target, rng):
     entry("session_info", name="Generated session (seed %d)" % rng.seed_value)
 
 
+def write_session_v1(out, target, rng, cwd):
+    conv = Conversation(rng, max_code_lines=12, images=False)
+    out.write(dumps({"type": "session", "id": "%08x-%04x-4%03x-8%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(12),
+                                                                         rng.getrandbits(12), rng.getrandbits(48)),
+                     "timestamp": iso(conv.ms), "cwd": cwd, "provider": "anthropic", "modelId": "claude-sonnet-4-5",
+                     "thinkingLevel": "off"}) + "\n")
+    written, index = 0, 0  # index: the last entry's position among parsed lines (the header is 0)
+
+    def entry(kind, **fields):
+        nonlocal written, index
+        index += 1
+        line = dumps({"type": kind, "timestamp": iso(conv.ms), **fields}) + "\n"
+        out.write(line)
+        written += len(line.encode())
+
+    turns, last_turn_start, interrupted, interrupt = 0, 1, False, False
+    while written < target or interrupt:  # a turn follows the interrupted one
+        turns += 1
+        if turns == 2:
+            entry("thinking_level_change", thinkingLevel="high")
+        if turns % 3 == 0:  # keeps the turn before it
+            entry("compaction", summary=" ".join(sentence(rng, 30) for _ in range(4)),
+                  firstKeptEntryIndex=last_turn_start, tokensBefore=rng.randint(100000, 180000))
+        if turns == 4:
+            entry("model_change", provider="anthropic", modelId="claude-opus-4-5")
+        last_turn_start = index + 1
+        if turns % 4 == 0:
+            conv.tick()
+            entry("message", message={"role": "bashExecution", "command": "git status --short", "output": " M src/index.ts\n",
+                                      "exitCode": 0, "cancelled": False, "truncated": False, "timestamp": conv.ms})
+        interrupt = turns >= 5 and not interrupted
+        interrupted = interrupted or interrupt
+        for _kind, message in conv.turn(interrupted=interrupt):
+            if turns >= 4 and message["role"] == "assistant":
+                message["model"] = "claude-opus-4-5"
+            entry("message", message=message)
+
+
 def write_thread(out, target, rng):
     conv = Conversation(rng)
     tid = "thr_%08x" % rng.getrandbits(32)
@@ -183,9 +234,10 @@ def write_thread(out, target, rng):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kind", choices=["session", "thread"], default="session")
+    ap.add_argument("--kind", choices=["session", "thread", "session-v1"], default="session")
     ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cwd", default="/tmp", help="session-v1: the header cwd")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -193,7 +245,10 @@ def main():
     rng = random.Random(a.seed)
     rng.seed_value = a.seed
     with open(a.output, "w", encoding="utf-8", newline="\n") as out:
-        (write_session if a.kind == "session" else write_thread)(out, size, rng)
+        if a.kind == "session-v1":
+            write_session_v1(out, size, rng, a.cwd)
+        else:
+            (write_session if a.kind == "session" else write_thread)(out, size, rng)
 
 
 if __name__ == "__main__":
