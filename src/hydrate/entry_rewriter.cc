@@ -160,14 +160,14 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
         changed = true;
         continue;
       }
-      const std::string* new_id = nullptr;
-      if (type == "toolCall" && renames && !plan.renamed_call_ids[p.renamed_ids + call].empty())
-        new_id = &plan.renamed_call_ids[p.renamed_ids + call];
-      call += type == "toolCall";
-      if (new_id && !p.flatten) {
-        replacement = with_member(raw, el.begin, block, "id", json_quote(*new_id), "type");
-        changed = true;
+      if (type == "toolCall" && renames && !p.flatten) {
+        const std::string& new_id = plan.renamed_call_ids[p.renamed_ids + call];
+        if (!new_id.empty()) {
+          replacement = with_member(raw, el.begin, block, "id", json_quote(new_id), "type");
+          changed = true;
+        }
       }
+      if (type == "toolCall") ++call;
       if (p.flatten && type == "toolCall") {
         const MemberSpan* args = find_member(block, "arguments");
         std::string arguments = args ? std::string(line.substr(args->value_begin, args->value_end - args->value_begin)) : "{}";
@@ -201,6 +201,7 @@ std::string message_time(const Entry& e) {
 }  // namespace
 
 ContentRepair content_repair(const PlannedEntry& p, const Entry& e) {
+  if (e.type != EntryType::kMessage || e.message.kind != JsonKind::kObject) return ContentRepair::kNone;
   const bool assistant = e.role == Role::kAssistant, result = e.role == Role::kToolResult;
   if (!(assistant || result || e.role == Role::kUser) || (p.flatten && result)) return ContentRepair::kNone;
   if (e.content_kind == JsonKind::kString) return e.role == Role::kUser ? ContentRepair::kNone : ContentRepair::kWrap;
@@ -263,11 +264,11 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line
   // (which can hold megabytes of tool output).
-  const bool is_message_entry = e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject;
-  const bool edits_message =
-      is_message_entry && (p.rename_hook_role || p.flatten || (options.thinking == ThinkingPolicy::kDrop && e.role == Role::kAssistant) ||
-                  content_repair(p, e) != ContentRepair::kNone || p.renamed_ids != kNoRenamedIds ||
-                  (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending) || needs_usage(e));
+  const bool assistant = e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject && e.role == Role::kAssistant;
+  const bool edits_message = p.rename_hook_role || p.flatten || p.renamed_ids != kNoRenamedIds ||
+                             content_repair(p, e) != ContentRepair::kNone ||
+                             (assistant && (options.thinking == ThinkingPolicy::kDrop ||
+                                            e.stop_reason == StopReason::kPending || needs_usage(e)));
   const bool has_references = e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary ||
                               e.type == EntryType::kLabel;
   if (!edits_message && !has_references && e.id.present() && e.parent_id.present()) {
