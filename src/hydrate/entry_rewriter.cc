@@ -103,9 +103,8 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
     const MemberSpan* usage = find_member(members, "usage");
     if (usage && line[usage->value_begin] == '{') {
       const bool empty = object_members(line, usage->value_begin).empty();
-      edits.insert(usage->value_begin + 1, std::string("\"cost\":") +
-                                               "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}" +
-                                               (empty ? "" : ","));
+      const std::string cost = "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}";
+      edits.insert(usage->value_begin + 1, empty ? cost : cost + ",");
     } else {
       set_member(edits, line, mb, members, "usage", kZeroUsageJson, "content");
     }
@@ -160,7 +159,8 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
         changed = true;
         continue;
       }
-      if (type == "toolCall" && renames && !p.flatten) {
+      // The scanner's calls, in the same order.
+      if (type == "toolCall" && renames && !p.flatten && call < e.tool_calls_count) {
         const std::string& new_id = plan.renamed_call_ids[p.renamed_ids + call];
         if (!new_id.empty()) {
           replacement = with_member(raw, el.begin, block, "id", json_quote(new_id), "type");
@@ -219,7 +219,8 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   if (p.synthetic == Synthetic::kMissingResult) {
     const Entry& a = view.entry(index, static_cast<std::uint32_t>(p.call_node));
     const ToolCallRef& call = index.calls_begin(a)[p.call];
-    const std::string_view call_id = p.renamed_ids != kNoRenamedIds ? std::string_view(plan.renamed_call_ids[p.renamed_ids]) : call.id;
+    const std::string_view call_id =
+        p.renamed_ids != kNoRenamedIds ? std::string_view(plan.renamed_call_ids[p.renamed_ids]) : call.id;
     out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + entry_time(a) +
            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call_id) +
            ",\"toolName\":" + json_quote(call.name) +
@@ -264,7 +265,8 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line
   // (which can hold megabytes of tool output).
-  const bool assistant = e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject && e.role == Role::kAssistant;
+  const bool assistant =
+      e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject && e.role == Role::kAssistant;
   const bool edits_message = p.rename_hook_role || p.flatten || p.renamed_ids != kNoRenamedIds ||
                              content_repair(p, e) != ContentRepair::kNone ||
                              (assistant && (options.thinking == ThinkingPolicy::kDrop ||

@@ -287,7 +287,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
         case ContentRepair::kFill:
           report.repairs["filled-missing-content"]++;
           warn(report, index, Code::kContentNotArray, e, e.message.column,
-               std::string(role) + " content is " + json_kind_name(e.content_kind) + ": wrote [] (pi 0.78 crashes on it)");
+               std::string(role) + " content is " + json_kind_name(e.content_kind) +
+                   ": wrote [] (pi 0.78 crashes on it)");
           break;
         case ContentRepair::kWrap:
           report.repairs["wrapped-string-content"]++;
@@ -417,12 +418,14 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
       plan.entries.insert(plan.entries.begin() + static_cast<std::ptrdiff_t>(j), std::move(u));
       report.repairs["added-user-message-at-start"]++;
       warn(report, index, Code::kFirstMessageNotUser, e, e.message.column,
-           std::string("the conversation starts with ") + (role == Role::kAssistant ? "an assistant message" : "a tool result") +
+           std::string("the conversation starts with ") +
+               (role == Role::kAssistant ? "an assistant message" : "a tool result") +
                ": added a user message before it (Anthropic rejects a request that does not start with one)");
       break;
     }
   }
-  std::stable_sort(report.diagnostics.begin() + static_cast<std::ptrdiff_t>(diagnostics_before), report.diagnostics.end(),
+  const auto first_of_this_step = report.diagnostics.begin() + static_cast<std::ptrdiff_t>(diagnostics_before);
+  std::stable_sort(first_of_this_step, report.diagnostics.end(),
                    [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
   return plan;
 }
