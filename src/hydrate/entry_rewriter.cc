@@ -116,6 +116,10 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
   const ContentRepair repair = content_repair(p, e);
   if (repair == ContentRepair::kFill) {
     set_member(edits, line, mb, members, "content", "[]", "role");
+  } else if (repair == ContentRepair::kNoToolOutput) {
+    set_member(edits, line, mb, members, "content",
+               std::string("[{\"type\":\"text\",\"text\":\"") + kNoToolOutputText + "\"}]", "role");
+    return;
   } else if (repair == ContentRepair::kWrap) {
     const std::string_view raw = line.substr(content->value_begin, content->value_end - content->value_begin);
     edits.replace(content->value_begin, content->value_end,
@@ -204,6 +208,8 @@ ContentRepair content_repair(const PlannedEntry& p, const Entry& e) {
   if (e.type != EntryType::kMessage || e.message.kind != JsonKind::kObject) return ContentRepair::kNone;
   const bool assistant = e.role == Role::kAssistant, result = e.role == Role::kToolResult;
   if (!(assistant || result || e.role == Role::kUser) || (p.flatten && result)) return ContentRepair::kNone;
+  // pi-ai sends an empty tool result to Anthropic as an empty text block, which it rejects.
+  if (result && has_nothing_to_send(e)) return ContentRepair::kNoToolOutput;
   if (e.content_kind == JsonKind::kString) return e.role == Role::kUser ? ContentRepair::kNone : ContentRepair::kWrap;
   if (e.content_kind != JsonKind::kArray) return ContentRepair::kFill;
   return e.content_blank_texts ? ContentRepair::kDropBlankText : ContentRepair::kNone;

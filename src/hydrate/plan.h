@@ -26,7 +26,12 @@ enum class ContentRepair : std::uint8_t {
   kFill,           // null, missing or neither array nor string: []
   kWrap,           // an assistant's or tool result's string: one text block ([] when blank)
   kDropBlankText,  // text blocks without text, or white space only, are left out
+  kNoToolOutput,   // a tool result with nothing to send: one text block that says so
 };
+
+// The text of kNoToolOutput: the words pi-ai itself sends to OpenAI for an
+// empty result, so those requests do not change.
+inline constexpr const char* kNoToolOutputText = "(no tool output)";
 
 constexpr std::uint32_t kNoRenamedIds = UINT32_MAX;
 

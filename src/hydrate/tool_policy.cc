@@ -295,6 +295,15 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
           warn(report, index, Code::kContentNotArray, e, e.message.column,
                std::string(role) + " content is a string: wrote it as a text block (pi-ai crashes on a string)");
           break;
+        case ContentRepair::kNoToolOutput:
+          report.repairs["filled-empty-tool-result"]++;
+          warn(report, index, content_is_unreadable(e) ? Code::kContentNotArray : Code::kEmptyMessage, e,
+               e.message.column,
+               (content_is_unreadable(e) ? std::string("tool result content is ") + json_kind_name(e.content_kind)
+                                         : std::string("the tool result has nothing to send")) +
+                   ": wrote the text \"" + kNoToolOutputText +
+                   "\" (pi-ai sends an empty text block to Anthropic, which rejects it)");
+          break;
         case ContentRepair::kDropBlankText:
           report.repairs["dropped-empty-text-block"] += e.content_blank_texts;
           warn(report, index, Code::kBlankTextBlock, e, e.message.column,

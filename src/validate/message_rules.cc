@@ -126,6 +126,11 @@ void check_context_messages(RuleContext& ctx) {
                  "the assistant message has no content: pi-ai leaves it out of the request, and providers "
                  "reject an empty message",
                  "delete the message");
+    } else if (e.role == Role::kToolResult && readable && has_nothing_to_send(e)) {
+      ctx.report(Code::kEmptyMessage, Severity::kWarning, e.line, e.message.column,
+                 "the tool result has no content: pi-ai sends it to Anthropic as an empty text block, which is "
+                 "rejected (text content blocks must be non-empty)",
+                 "give it a text, such as \"(no tool output)\"");
     }
     if (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending) {
       ctx.report(Code::kPendingStopReason, Severity::kWarning, e.line, e.stop_reason_field.column,

@@ -77,7 +77,7 @@ std::string assistant_call(const char* id, const char* parent, const char* call_
 std::string result(const char* id, const char* parent, const char* call_id) {
   return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
          R"(","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":")" + call_id +
-         R"(","toolName":"bash","content":[],"isError":false,"timestamp":1767225603000}})";
+         R"(","toolName":"bash","content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1767225603000}})";
 }
 
 // Lines reach the output one at a time or in blocks; a block that does not
