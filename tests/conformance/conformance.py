@@ -178,9 +178,41 @@ def first_difference(a, b):
     return "differs"
 
 
+ADDED_FIRST_USER = "No user message was recorded at the start of this conversation (added by pi-hydrate)."
+NO_TOOL_OUTPUT = "(no tool output)"
+
+
+def without_content_repairs(messages):
+    """`messages` as the content repairs of docs/hydrate.md leave them, so that a repaired output
+    compares equal to its input: blank texts left out, user and assistant messages with nothing to
+    send left out, an empty tool result read as "(no tool output)", an added first user message
+    passed over, and tool call ids numbered in order (a renamed id keeps its place)."""
+    out, latest, counted = [], {}, 0
+    for m in messages:
+        m = dict(m, texts=[t for t in m["texts"] if t.strip()])
+        if m["role"] in ("user", "assistant") and not m["texts"] and not m["toolCallIds"]:
+            continue
+        if m["role"] == "user" and not out and m["texts"] == [ADDED_FIRST_USER]:
+            continue
+        if m["role"] == "assistant":
+            calls = []
+            for call in m["toolCallIds"]:
+                counted += 1
+                latest[call] = f"call#{counted}"
+                calls.append(latest[call])
+            m["toolCallIds"] = calls
+        if m["role"] == "toolResult":
+            m["toolResultId"] = latest.get(m["toolResultId"], m["toolResultId"])
+            if not m["texts"]:
+                m["texts"] = [NO_TOOL_OUTPUT]
+        out.append(m)
+    return out
+
+
 def modulo_repairs(input_llm, output_llm):
     """The promise of docs/hydrate.md: the non-result messages are the same, in order; every real
     result of the input that answers a call is in the output; the output has no orphans."""
+    input_llm, output_llm = without_content_repairs(input_llm), without_content_repairs(output_llm)
     strip = lambda msgs: [m for m in msgs if m["role"] != "toolResult"]
     if strip(input_llm) != strip(output_llm):
         a, b = strip(input_llm), strip(output_llm)
