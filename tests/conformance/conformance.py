@@ -57,12 +57,17 @@ class Run:
         return json.loads(out.stdout)
 
     def hydrate(self, argv, cwd, stdin_path=None):
-        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
-        try:
-            return subprocess.run([self.args.pi_hydrate] + argv, cwd=cwd, stdin=stdin, capture_output=True, timeout=300)
-        finally:
-            if stdin_path:
-                stdin.close()
+        return run_pi_hydrate(self.args.pi_hydrate, argv, cwd, stdin_path)
+
+
+def run_pi_hydrate(binary, argv, cwd, stdin_path=None):
+    """Runs pi-hydrate ARGV in `cwd`, standard input from `stdin_path` (or none); the completed process."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        return subprocess.run([binary] + argv, cwd=cwd, stdin=stdin, capture_output=True, timeout=300)
+    finally:
+        if stdin_path:
+            stdin.close()
 
 
 def case_dirs(group):

@@ -28,7 +28,6 @@ import concurrent.futures
 import itertools
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -40,6 +39,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 PINNED = os.path.join(ROOT, "tests", "conformance", "expected")
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "conformance"))
+import conformance  # noqa: E402  (the golden cases and the pinned contexts' shape)
 import sent  # noqa: E402
 from standin import DEFAULT_REPLY, StandIn  # noqa: E402
 
@@ -49,7 +50,6 @@ MODELS = {  # the API pi speaks for each model, all three pointed at the stand-i
     "openai-responses": "openai/gpt-5",
     "openai-completions": "standin-chat/standin-chat-1",
 }
-SYNTHETIC_TEXTS = ("No result provided", "No result was recorded for this tool call")
 PI_TIMEOUT = 120
 
 
@@ -97,12 +97,7 @@ class World:
         return path
 
     def hydrate(self, argv, cwd, stdin_path=None):
-        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
-        try:
-            return subprocess.run([self.args.pi_hydrate] + argv, cwd=cwd, stdin=stdin, capture_output=True, timeout=300)
-        finally:
-            if stdin_path:
-                stdin.close()
+        return conformance.run_pi_hydrate(self.args.pi_hydrate, argv, cwd, stdin_path)
 
     def resume(self, version, api, session, workdir):
         """Runs pi on `session` in `workdir`; returns (completed process, the request pi sent or None)."""
@@ -117,11 +112,12 @@ class World:
         mine = [r for r in self.standin.requests() if token in json.dumps(r.get("body"))]
         return run, prompt, (mine[-1] if mine else None)
 
-    def validate_clean(self, session, workdir):
-        """Problems `pi-hydrate validate --level resume` finds in the file pi appended to (none, or each
-        diagnostic): it must stay loadable and resumable without a warning."""
-        check = subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", "--format", "json", session],
-                               cwd=workdir, capture_output=True, text=True, timeout=120)
+    def validate_clean(self, version, session, workdir):
+        """Problems `pi-hydrate validate --level resume` finds, for pi `version`, in the file pi appended
+        to (none, or each diagnostic): it must stay loadable and resumable without a warning."""
+        pi_version = ".".join(version.split(".")[:2])
+        check = subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", "--pi-version", pi_version,
+                                "--format", "json", session], cwd=workdir, capture_output=True, text=True, timeout=120)
         try:
             report = json.loads(check.stdout)["files"][0]
         except (ValueError, KeyError, IndexError):
@@ -133,26 +129,16 @@ class World:
 # ---------------------------------------------------------------- the cases
 
 def golden_cases():
-    """(name, argv, case dir, stdin path, pinned context path) for each successful hydrate golden case."""
+    """(name, argv, case dir, stdin path, pinned context path) for each successful hydrate golden case
+    (the ones whose context conformance.py pins) and the bundled examples."""
     out = []
-    for group in ("hydrate", "thread"):
-        base = os.path.join(GOLDEN, group)
-        for case in sorted(os.listdir(base)):
-            folder = os.path.join(base, case)
-            if not os.path.isfile(os.path.join(folder, "cmd")):
-                continue
-            with open(os.path.join(folder, "expected")) as f:
-                if f.readline().strip() != "exit: 0":
-                    continue
-            with open(os.path.join(folder, "cmd")) as f:
-                words = shlex.split(f.read())[1:]
-            if "-o" not in words or words[words.index("-o") + 1] != "-":
-                continue
-            stdin_path = None
-            if "<" in words:
-                stdin_path = os.path.join(folder, words[-1])
-                words = words[:-2]
-            out.append((f"{group}/{case}", words, folder, stdin_path, os.path.join(PINNED, f"{group}__{case}.json")))
+    for group, folder, words in conformance.hydrate_cases():
+        stdin_path = None
+        if "<" in words:
+            stdin_path = os.path.join(folder, words[-1])
+            words = words[:-2]
+        name = os.path.relpath(folder, GOLDEN)
+        out.append((name, words, folder, stdin_path, os.path.join(PINNED, name.replace(os.sep, "__") + ".json")))
     for name, source in (("example/thread", ["--thread", "thread.json"]), ("example/session", ["--session", "session.jsonl"])):
         out.append((name, source + ["--cwd", "/tmp", "-o", "-"], os.path.join(ROOT, "examples"), None, None))
     return out
@@ -166,17 +152,6 @@ def hydrate_into(world, argv, folder, stdin_path, workdir, out):
     else:
         argv += ["--cwd", workdir]
     return world.hydrate(argv + ["--force"], folder, stdin_path)
-
-
-def summarize(messages):
-    """Synthetic results (pi-ai's "No result provided") compare as one placeholder, as in the pins."""
-    out = []
-    for m in messages:
-        m = dict(m)
-        if m["role"] == "toolResult" and any(s in " ".join(m["texts"]) for s in SYNTHETIC_TEXTS):
-            m["texts"] = ["<synthetic>"]
-        out.append(m)
-    return out
 
 
 def first_difference(expected, got):
@@ -206,14 +181,14 @@ def check_resume(world, version, api, case, loaded):
     if run.returncode != 0 or DEFAULT_REPLY not in run.stdout:
         problems.append(f"pi exited {run.returncode} without the reply: {run.stderr.strip()[:300]}")
     if request is not None and loaded is not None:
-        expected = summarize(loaded) + [{"role": "user", "texts": [prompt], "toolCallIds": [], "toolResultId": None}]
+        expected = conformance.summarize(loaded) + [{"role": "user", "texts": [prompt], "toolCallIds": [], "toolResultId": None}]
         api_name, thinking = request["api"], sent.thinking_texts(session)
         diff = first_difference(sent.comparable(api_name, expected),
-                                sent.comparable(api_name, summarize(sent.conversation(api_name, request["body"])), thinking))
+                                sent.comparable(api_name, conformance.summarize(sent.conversation(api_name, request["body"])), thinking))
         if diff:
             problems.append("what pi sent differs from what it loads: " + diff)
     if not problems:
-        problems += world.validate_clean(session, workdir)
+        problems += world.validate_clean(version, session, workdir)
     if not problems and not world.args.keep:
         shutil.rmtree(box, ignore_errors=True)
     return problems
@@ -273,7 +248,7 @@ def check_pair(world, version, api, pair):
         rehome(src, raw, workdir)
     run, _prompt, request = world.resume(version, api, raw, workdir)
     got_raw = outcome(run, request)
-    want = pair["raw"].get(f"{version} {api}", pair["raw"].get(api, pair["raw"].get("*")))
+    want = pair["raw"].get(f"{version} {api}", pair["raw"].get(api, pair["raw"].get("*"))) or "(not pinned)"
     problems = []
     if got_raw == "refused" and want.startswith("refused: "):
         # pinned with the words pi refuses with
@@ -291,6 +266,8 @@ def check_pair(world, version, api, pair):
     got_hydrated = outcome(run, request)
     if got_hydrated != "ok":
         problems.append(f"the hydrated file did not resume: {got_hydrated} ({run.stderr.strip()[:200]})")
+    else:
+        problems += world.validate_clean(version, hydrated, workdir)
     if not problems and not world.args.keep:
         shutil.rmtree(box, ignore_errors=True)
     return got_raw, got_hydrated, problems

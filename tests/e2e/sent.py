@@ -13,9 +13,15 @@ Texts are the text blocks; images and thinking are not texts.
 What an API cannot say is taken out of both sides by comparable(): Responses has no boundary
 between assistant messages (each text block and each call is an item of its own), Chat Completions
 sends an assistant's text blocks as one string, and pi-ai sends a thinking block that carries no
-signature as plain text.
+signature as plain text. pi-ai's own words around images are passed over too: a tool result that
+holds images gets the text "(see attached image)", and Chat Completions, whose tool messages take
+no images, follows the results with a user message "Attached image(s) from tool result:" that
+carries them.
 """
 import json
+
+IMAGE_IN_RESULT = "(see attached image)"
+IMAGES_OF_RESULTS = "Attached image(s) from tool result:"
 
 
 def _texts(content):
@@ -99,6 +105,10 @@ def comparable(api, messages, thinking_texts=()):
     out = []
     for m in messages:
         m = dict(m, texts=list(m["texts"]), toolCallIds=list(m["toolCallIds"]))
+        if m["role"] == "toolResult":
+            m["texts"] = [t for t in m["texts"] if t != IMAGE_IN_RESULT]
+        if m["role"] == "user" and m["texts"] == [IMAGES_OF_RESULTS] and out and out[-1]["role"] == "toolResult":
+            continue
         if m["role"] == "assistant":
             m["texts"] = [t for t in m["texts"] if t not in thinking_texts]
             if api == "openai-completions" and m["texts"]:
@@ -112,7 +122,8 @@ def comparable(api, messages, thinking_texts=()):
 
 
 def thinking_texts(session_path):
-    """Every thinking text of the assistant messages in a session file."""
+    """The thinking texts of a session file that pi-ai may send as plain text: those of thinking
+    blocks without a signature (a signed block goes as thinking, or not at all)."""
     found = set()
     with open(session_path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -122,6 +133,7 @@ def thinking_texts(session_path):
             except (ValueError, KeyError, TypeError):
                 continue
             for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+                if (isinstance(block, dict) and block.get("type") == "thinking" and isinstance(block.get("thinking"), str)
+                        and not block.get("thinkingSignature")):
                     found.add(block["thinking"])
     return found

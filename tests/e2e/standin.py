@@ -71,6 +71,7 @@ def check_anthropic(body):
         raise Violation("messages-present", "messages: at least one message is required")
     if messages[0].get("role") != "user":
         raise Violation("first-message-user", "messages.0.role: the first message must use the user role")
+    tool_use_ids = set()
     for i, m in enumerate(messages):
         role = m.get("role")
         if role not in ("user", "assistant"):
@@ -89,6 +90,9 @@ def check_anthropic(body):
                     raise Violation("tool-use-role", f"{where}: tool_use blocks are only allowed in assistant messages")
                 if not ANTHROPIC_TOOL_ID.match(str(b.get("id", ""))):
                     raise Violation("tool-use-id", f"{where}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+                if b.get("id") in tool_use_ids:
+                    raise Violation("tool-use-id-unique", f"{where}: `tool_use` ids must be unique")
+                tool_use_ids.add(b.get("id"))
             if kind == "tool_result" and role != "user":
                 raise Violation("tool-result-role", f"{where}: tool_result blocks are only allowed in user messages")
             if kind == "thinking" and not b.get("signature"):

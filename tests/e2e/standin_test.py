@@ -97,6 +97,14 @@ class RuleTest(unittest.TestCase):
             b["messages"][2]["content"][0]["tool_use_id"] = "functions.bash:0"
         self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, bad_id), "tool-use-id")
 
+    def test_anthropic_tool_use_ids_are_unique_in_the_request(self):
+        def repeat(b):
+            b["messages"][4:5] = [
+                {"role": "user", "content": "Once more."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01A", "name": "bash", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "a.txt"}]}]
+        self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, repeat), "tool-use-id-unique")
+
     def test_anthropic_empty_text_block(self):
         self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][3]["content"][0].update(text="")), "empty-text")
         self.assertBreaks(check_anthropic, broken(GOOD_ANTHROPIC, lambda b: b["messages"][3]["content"][0].update(text=" \n")), "empty-text")
@@ -215,6 +223,23 @@ class SentTest(unittest.TestCase):
         changed[3]["texts"] = ["Two files."]
         self.assertNotEqual(got, sent.comparable(api, changed))
         self.assertNotEqual(got, sent.comparable(api, self.LOADED[:2] + self.LOADED[3:]))
+
+    def test_image_placeholders_are_not_a_difference_but_other_texts_are(self):
+        body = {"messages": [
+            {"role": "user", "content": "Show it."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "(see attached image)"},
+            {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+            {"role": "assistant", "content": "A pixel."}]}
+        loaded = [{"role": "user", "texts": ["Show it."], "toolCallIds": [], "toolResultId": None},
+                  {"role": "assistant", "texts": [], "toolCallIds": ["c1"], "toolResultId": None},
+                  {"role": "toolResult", "texts": [], "toolCallIds": [], "toolResultId": "c1"},
+                  {"role": "assistant", "texts": ["A pixel."], "toolCallIds": [], "toolResultId": None}]
+        api = "openai-completions"
+        got = sent.conversation(api, body)
+        self.assertEqual(sent.comparable(api, got), sent.comparable(api, loaded))
+        got[2]["texts"] = ["(see the attached image)"]
+        self.assertNotEqual(sent.comparable(api, got), sent.comparable(api, loaded))
 
     def test_thinking_sent_as_text_is_not_a_difference_but_other_text_is(self):
         body = {"messages": [{"role": "user", "content": "hi"},
