@@ -102,9 +102,10 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
   if (needs_usage(e)) {
     const MemberSpan* usage = find_member(members, "usage");
     if (usage && line[usage->value_begin] == '{') {
-      const bool empty = object_members(line, usage->value_begin).empty();
-      const std::string cost = "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}";
-      edits.insert(usage->value_begin + 1, empty ? cost : cost + ",");
+      // A cost that is there but not an object (null, a number) is replaced:
+      // a second "cost" member would lose to it (JSON.parse keeps the last).
+      set_member(edits, line, usage->value_begin, object_members(line, usage->value_begin), "cost",
+                 "{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}", "");
     } else {
       set_member(edits, line, mb, members, "usage", kZeroUsageJson, "content");
     }

@@ -322,6 +322,50 @@ void expect_nothing_a_provider_rejects(const std::string& written, const std::st
   }
 }
 
+TEST(Hydrate, ACostThatIsNotAnObjectIsReplacedNotShadowed) {
+  // JSON.parse keeps the last of two "cost" members: a zeroed cost put
+  // before "cost":null would lose to it, and each hydration would add one.
+  for (const char* cost : {"null", "0", "\"x\"", "[]"}) {
+    const std::string usage = std::string(R"({"input":1,"cost":)") + cost + R"(,"totalTokens":1})";
+    std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
+                       message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
+                                                 R"("api":"x","provider":"p","model":"m","usage":)" +
+                                                     usage + R"(,"stopReason":"stop","timestamp":2})") +
+                       "\n";
+    Result r = hydrate(text);
+    ASSERT_TRUE(r.ok) << cost;
+    ASSERT_EQ(r.lines.size(), 3u) << cost;
+    EXPECT_NE(r.lines[2].find(R"("usage":{"input":1,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,)"
+                              R"("total":0},"totalTokens":1})"),
+              std::string::npos)
+        << r.lines[2];
+    EXPECT_EQ(r.lines[2].find("\"cost\"", r.lines[2].find("\"cost\"") + 1), std::string::npos) << r.lines[2];
+    EXPECT_EQ(r.report.repairs["filled-missing-usage"], 1u) << cost;
+    const std::string written = joined(r.lines);
+    expect_nothing_a_provider_rejects(written, cost);
+    Result again = hydrate(written);
+    ASSERT_TRUE(again.ok) << cost;
+    EXPECT_EQ(joined(again.lines), written) << cost;
+    EXPECT_TRUE(again.report.repairs.empty()) << cost;
+  }
+  // An empty usage, or one without cost, gets its cost inserted as before.
+  for (const char* usage : {"{}", R"({"input":1})"}) {
+    std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
+                       message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
+                                                 R"("api":"x","provider":"p","model":"m","usage":)" +
+                                                     std::string(usage) + R"(,"stopReason":"stop","timestamp":2})") +
+                       "\n";
+    Result r = hydrate(text);
+    ASSERT_TRUE(r.ok) << usage;
+    const std::string cost = R"("cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0})";
+    EXPECT_NE(r.lines[2].find(std::string(R"("usage":{)") + cost + (usage[1] == '}' ? "}" : R"(,"input":1})")),
+              std::string::npos)
+        << r.lines[2];
+    Result again = hydrate(joined(r.lines));
+    EXPECT_EQ(joined(again.lines), joined(r.lines)) << usage;
+  }
+}
+
 // Every golden session input hydrated as `--session input.jsonl --cwd /tmp
 // -o -` does: the output is clean, and hydrating it again changes nothing.
 TEST(Hydrate, RepairedOutputsAreCleanForBothPiVersionsAndHydrateToThemselves) {
