@@ -15,7 +15,6 @@
 // content becomes an array without blank text blocks, a conversation starts
 // with a user message, and (pair) tool call ids are unique and portable.
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -35,13 +34,15 @@ bool content_is_unreadable(const Entry& e) {
 }
 
 // A tool call id every provider takes, made from `id`: each byte outside
-// [A-Za-z0-9_-] becomes '_' (as pi-ai does when it replays a history for
-// Anthropic), at most 64 of them, with _2, _3, ... while `taken` says the
-// id is in use.
+// ASCII [A-Za-z0-9_-] becomes '_' (per byte, whatever the locale), at most
+// 64 of them, with _2, _3, ... while `taken` says the id is in use.
 template <typename Taken>
 std::string portable_tool_call_id(std::string_view id, const Taken& taken) {
   std::string base;
-  for (char c : id) base += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';
+  for (char c : id) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    base += keep ? c : '_';
+  }
   if (base.size() > 64) base.resize(64);
   if (base.empty()) base = "call";
   if (!taken(base)) return base;
