@@ -128,6 +128,19 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
 
 bool is_valid_tool_call_id(std::string_view id);
 
+// Whether a tool call id must get a new name before pi-ai can send it, and
+// why; the hydrator (pair mode) and PH406 both ask this. pi-ai writes an
+// OpenAI Responses call's id as "<call_id>|<item_id>" and, resuming with the
+// same model, splits it again; with another model its transformMessages
+// normalises ids itself (for Anthropic each character outside
+// [a-zA-Z0-9_-] becomes '_', at most 64). So an id keeps its name unless it
+// is not a string, is empty, an earlier call keeps it (`used_before`), or
+// pi-ai may send it unchanged to Anthropic, which requires
+// ^[a-zA-Z0-9_-]{1,64}$: the assistant's api is "anthropic-messages" or it
+// has none (a string) to tell.
+enum class ToolCallIdProblem : std::uint8_t { kNone, kNotString, kEmpty, kRejected, kRepeated };
+ToolCallIdProblem tool_call_id_problem(const Entry& assistant, const ToolCallRef& call, bool used_before);
+
 // ---- what a provider can take of a message's content ----
 
 // A user or assistant message with nothing a provider takes: no content

@@ -63,6 +63,10 @@ enum class Role : std::uint8_t {
 
 enum class StopReason : std::uint8_t { kNone, kStop, kLength, kToolUse, kError, kAborted, kPending, kOther };
 
+// An assistant message's `api` (pi-ai's provider API), as far as tool call
+// ids care: kNone when it has no string `api`.
+enum class MessageApi : std::uint8_t { kNone, kAnthropicMessages, kOther };
+
 // A string member as found in a line: its kind, its (unescaped) text when it
 // is a string or a number, and the byte column where its value starts.
 // An index holds one Entry per line, so its size is most of pi-hydrate's
@@ -150,6 +154,7 @@ struct Entry {
   JsonKind usage_kind = JsonKind::kMissing;
   JsonKind usage_cost_kind = JsonKind::kMissing;
   StopReason stop_reason = StopReason::kNone;
+  MessageApi api = MessageApi::kNone;  // message.api
   bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
   // What a content string or array holds, for the repairs that keep every
   // sent message and text block non-empty: text blocks whose text is

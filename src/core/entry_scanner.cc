@@ -21,7 +21,9 @@ enum class RootKey : std::uint8_t {
   kOther, kType, kId, kParentId, kTimestamp, kVersion, kCwd, kMessage,
   kFirstKeptEntryId, kFirstKeptEntryIndex, kTargetId, kLabel, kFromId, kSummary,
 };
-enum class MessageKey : std::uint8_t { kOther, kRole, kContent, kUsage, kStopReason, kTimestamp, kToolCallId, kExcludeFromContext };
+enum class MessageKey : std::uint8_t {
+  kOther, kRole, kContent, kUsage, kStopReason, kTimestamp, kToolCallId, kExcludeFromContext, kApi
+};
 enum class BlockKey : std::uint8_t { kOther, kType, kId, kName, kText };
 
 RootKey root_key(std::string_view k) {
@@ -56,6 +58,7 @@ MessageKey message_key(std::string_view k) {
   if (k == "timestamp") return MessageKey::kTimestamp;
   if (k == "toolCallId") return MessageKey::kToolCallId;
   if (k == "excludeFromContext") return MessageKey::kExcludeFromContext;
+  if (k == "api") return MessageKey::kApi;
   return MessageKey::kOther;
 }
 
@@ -158,7 +161,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case Frame::kRoot: return root_key_ != RootKey::kOther && root_key_ != RootKey::kMessage;
       case Frame::kMessage:
         return message_key_ == MessageKey::kRole || message_key_ == MessageKey::kStopReason ||
-               message_key_ == MessageKey::kTimestamp || message_key_ == MessageKey::kToolCallId;
+               message_key_ == MessageKey::kTimestamp || message_key_ == MessageKey::kToolCallId ||
+               message_key_ == MessageKey::kApi;
       case Frame::kBlock: return block_key_ == BlockKey::kType || block_key_ == BlockKey::kId || block_key_ == BlockKey::kName;
       default: return false;
     }
@@ -322,6 +326,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case MessageKey::kTimestamp: set(e_.message_timestamp, kind, text); break;
       case MessageKey::kToolCallId: set(e_.tool_call_id, kind, text); break;
       case MessageKey::kExcludeFromContext: e_.exclude_from_context = kind == JsonKind::kTrue; break;
+      case MessageKey::kApi:
+        e_.api = kind != JsonKind::kString          ? MessageApi::kNone
+                 : text == "anthropic-messages" ? MessageApi::kAnthropicMessages
+                                                : MessageApi::kOther;
+        break;
       case MessageKey::kOther: break;
     }
   }
@@ -338,6 +347,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     e_.message_timestamp = fresh.message_timestamp;
     e_.tool_call_id = fresh.tool_call_id;
     e_.exclude_from_context = false;
+    e_.api = fresh.api;
     e_.content_blank_texts = 0;
     e_.content_has_thinking = e_.content_has_other = false;
     e_.tool_calls_count = 0;

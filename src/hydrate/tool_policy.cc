@@ -230,9 +230,10 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
       }
     }
 
-    // Pair mode: the ids providers see must each name one call and match
-    // ^[a-zA-Z0-9_-]{1,64}$ (Anthropic). A call that breaks either gets a
-    // new id, and its results with it; the first call with a good id keeps it.
+    // Pair mode: the ids providers see must each name one call, and those
+    // pi-ai may send to Anthropic unchanged must match ^[a-zA-Z0-9_-]{1,64}$
+    // (tool_call_id_problem). A call that breaks either gets a new id, and
+    // its results with it; the first call whose id is fine keeps it.
     if (pair) {
       std::unordered_set<std::string> given;  // new ids so far (rare: a set is fine)
       auto taken = [&](const std::string& id) { return state_of_id.find(id) >= 0 || given.count(id) > 0; };
@@ -242,7 +243,7 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
         for (std::uint32_t k = 0; k < a.tool_calls_count; ++k) {
           const ToolCallRef& c = index.calls_begin(a)[k];
           IdState& q = *state(c.id, false);
-          if (c.id_kind == JsonKind::kString && is_valid_tool_call_id(c.id) && !q.kept) {
+          if (tool_call_id_problem(a, c, q.kept) == ToolCallIdProblem::kNone) {
             q.kept = true;
             continue;
           }
@@ -336,7 +337,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
       plan.renamed_call_ids.push_back(id ? *id : std::string());
       if (!id) continue;
       const ToolCallRef& c = index.calls_begin(a)[k];
-      const bool portable = c.id_kind == JsonKind::kString && is_valid_tool_call_id(c.id);
+      // Its first problem once an earlier call is known to keep its id: kRepeated when it has no other.
+      const bool portable = tool_call_id_problem(a, c, true) == ToolCallIdProblem::kRepeated;
       report.repairs["renamed-tool-call-id"]++;
       warn(report, index, Code::kBadToolCallId, a, c.column ? c.column : a.message.column,
            "renamed tool call id " + (c.id_kind == JsonKind::kString ? quote_for_message(c.id) : std::string("(none)")) +

@@ -12,6 +12,15 @@ namespace pihydrate {
 
 bool is_valid_tool_call_id(std::string_view id) { return is_portable_id(id); }
 
+ToolCallIdProblem tool_call_id_problem(const Entry& assistant, const ToolCallRef& call, bool used_before) {
+  if (call.id_kind != JsonKind::kString) return ToolCallIdProblem::kNotString;
+  if (call.id.empty()) return ToolCallIdProblem::kEmpty;
+  const bool sent_as_is_to_anthropic =
+      assistant.api == MessageApi::kAnthropicMessages || assistant.api == MessageApi::kNone;
+  if (sent_as_is_to_anthropic && !is_valid_tool_call_id(call.id)) return ToolCallIdProblem::kRejected;
+  return used_before ? ToolCallIdProblem::kRepeated : ToolCallIdProblem::kNone;
+}
+
 bool has_nothing_to_send(const Entry& e, bool without_thinking) {
   const bool readable = e.content_kind == JsonKind::kArray || e.content_kind == JsonKind::kString;
   return !readable || !(e.content_has_other || (e.content_has_thinking && !without_thinking));
@@ -39,7 +48,7 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
   std::unordered_set<std::string_view> answered_in_turn;
   std::unordered_map<std::string_view, std::uint32_t> first_result;   // any turn
   std::unordered_map<std::string_view, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
-  std::unordered_map<std::string_view, std::uint32_t> call_node_of_id;  // first assistant with a call id
+  std::unordered_map<std::string_view, std::uint32_t> call_node_of_id;  // first assistant keeping a call id
   std::unordered_map<std::string_view, std::size_t> unanswered_by_id;
   std::vector<std::pair<std::string, Unanswered>> unanswered;
 
@@ -68,11 +77,17 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
       for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) {
         pending.push_back({item.node, c});
         ++pending_ids[c->id];
-        if (!is_valid_tool_call_id(c->id))
-          out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
-        auto [earlier, fresh] = call_node_of_id.emplace(c->id, item.node);
-        if (!fresh)
-          out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
+        // As the hydrator renames: only a call that keeps its id takes it.
+        const auto earlier = call_node_of_id.find(c->id);
+        switch (tool_call_id_problem(e, *c, earlier != call_node_of_id.end())) {
+          case ToolCallIdProblem::kNone: call_node_of_id.emplace(c->id, item.node); break;
+          case ToolCallIdProblem::kRepeated:
+            out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
+            break;
+          default:
+            out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
+            break;
+        }
       }
     } else if (item.llm_role == Role::kToolResult) {
       const std::string_view id = e.tool_call_id.text();

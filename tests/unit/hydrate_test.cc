@@ -286,9 +286,12 @@ TEST(Hydrate, AUserMessageWithoutContentIsLeftOutAndAUserMessageStillOpens) {
 }
 
 TEST(Hydrate, RenamedToolCallIdsEachNameOneCallAndTakeNoIdInUse) {
+  // pi-ai sends an anthropic-messages assistant's ids unchanged when the model stays.
   auto calls = [](const char* id, const char* parent, const char* call_id) {
     return message_entry(id, parent, std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
-                                         R"(","name":"bash","arguments":{}}],)" + kAssistantTail);
+                                         R"(","name":"bash","arguments":{}}],"api":"anthropic-messages",)"
+                                         R"("provider":"anthropic","model":"m","usage":{"cost":{"total":0}},)"
+                                         R"("stopReason":"toolUse","timestamp":2})");
   };
   std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + calls("a1", "u1", "x|1") + "\n" +
                      result("r1", "a1", "x|1") + "\n" + calls("a2", "r1", "x_1") + "\n" + result("r2", "a2", "x_1") + "\n" +
@@ -364,6 +367,80 @@ TEST(Hydrate, ACostThatIsNotAnObjectIsReplacedNotShadowed) {
     Result again = hydrate(joined(r.lines));
     EXPECT_EQ(joined(again.lines), joined(r.lines)) << usage;
   }
+}
+
+// PH406 and the hydrator ask the same question (tool_call_id_problem): an id
+// is renamed exactly where the validator reports it.
+TEST(Hydrate, ToolCallIdsAreRenamedOnlyWhereAnthropicWouldGetThemOrTheyRepeat) {
+  struct Case {
+    const char* api;  // nullptr: no api member
+    const char* id;  // nullptr: 70 letters
+    bool renamed;
+  };
+  const Case cases[] = {
+      {"openai-responses", "call_Ab12|fc_68a1f0c2d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3", false},
+      {"openai-codex-responses", "call_Ab12|fc_1", false},
+      {"azure-openai-responses", "call_Ab12|fc_1", false},
+      {"openai-completions", "functions.read:0", false},
+      {"google-generative-ai", nullptr, false},
+      {"anthropic-messages", "call_Ab12|fc_1", true},
+      {nullptr, "call_Ab12|fc_1", true},
+      {"openai-responses", "", true},
+      {"anthropic-messages", "toolu_01", false},
+  };
+  const std::string long_id(70, 'a');
+  for (const Case& c : cases) {
+    const std::string id = c.id ? std::string(c.id) : long_id;
+    const std::string api = c.api ? std::string(R"("api":")") + c.api + R"(",)" : std::string();
+    std::string text =
+        kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
+        message_entry("a1", "u1",
+                      R"({"role":"assistant","content":[{"type":"toolCall","id":")" + id +
+                          R"(","name":"bash","arguments":{}}],)" + api +
+                          R"("provider":"p","model":"m","usage":{"cost":{"total":0}},"stopReason":"toolUse","timestamp":2})") +
+        "\n" + result("r1", "a1", id.c_str()) + "\n";
+    Result r = hydrate(text);
+    ASSERT_TRUE(r.ok) << id;
+    ASSERT_EQ(r.lines.size(), 4u) << id;
+    const std::string what = std::string(c.api ? c.api : "(no api)") + " " + id;
+    EXPECT_EQ(r.lines[2].find("\"id\":" + std::string("\"") + id + "\"") == std::string::npos, c.renamed) << what;
+    EXPECT_EQ(r.report.repairs["renamed-tool-call-id"], c.renamed ? 1u : 0u) << what;
+    ValidateOptions vo;
+    vo.check_cwd = false;
+    auto source = make_memory_source(text);
+    const FileReport report = validate_source(*source, "in.jsonl", vo);
+    const bool ph406 = std::any_of(report.diagnostics.begin(), report.diagnostics.end(),
+                                   [](const Diagnostic& d) { return d.code == Code::kBadToolCallId; });
+    EXPECT_EQ(ph406, c.renamed) << what;
+    const std::string written = joined(r.lines);
+    expect_nothing_a_provider_rejects(written, what);
+    EXPECT_EQ(joined(hydrate(written).lines), written) << what;
+  }
+  // A repeated id is renamed whatever the api, and PH406 says so.
+  auto responses_call = [](const char* id, const char* parent, const char* call_id) {
+    return message_entry(id, parent, std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
+                                         R"(","name":"bash","arguments":{}}],"api":"openai-responses",)"
+                                         R"("provider":"openai","model":"gpt-5","usage":{"cost":{"total":0}},)"
+                                         R"("stopReason":"toolUse","timestamp":2})");
+  };
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + responses_call("a1", "u1", "call_1|fc_1") + "\n" +
+                     result("r1", "a1", "call_1|fc_1") + "\n" + responses_call("a2", "r1", "call_1|fc_1") + "\n" +
+                     result("r2", "a2", "call_1|fc_1") + "\n";
+  Result r = hydrate(text);
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.lines.size(), 6u);
+  EXPECT_NE(r.lines[2].find(R"("id":"call_1|fc_1")"), std::string::npos) << r.lines[2];
+  EXPECT_NE(r.lines[4].find(R"("id":"call_1_fc_1")"), std::string::npos) << r.lines[4];
+  EXPECT_NE(r.lines[5].find(R"("toolCallId":"call_1_fc_1")"), std::string::npos) << r.lines[5];
+  EXPECT_EQ(r.report.repairs["renamed-tool-call-id"], 1u);
+  ValidateOptions vo;
+  vo.check_cwd = false;
+  auto source = make_memory_source(text);
+  const FileReport report = validate_source(*source, "in.jsonl", vo);
+  EXPECT_EQ(std::count_if(report.diagnostics.begin(), report.diagnostics.end(),
+                          [](const Diagnostic& d) { return d.code == Code::kBadToolCallId; }),
+            1);
+  expect_nothing_a_provider_rejects(joined(r.lines), "repeated");
 }
 
 // Every golden session input hydrated as `--session input.jsonl --cwd /tmp
