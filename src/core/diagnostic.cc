@@ -44,7 +44,7 @@ const std::vector<CodeInfo>& all_codes() {
        "the compaction's firstKeptEntryId is not on the path"},
       {Code::kLabelTargetMissing, Level::kResume, "label-target-missing", "a label's targetId names no entry"},
       {Code::kBlankTextBlock, Level::kResume, "blank-text-block", "a text block with no text, or white space only"},
-      {Code::kEmptyMessage, Level::kResume, "empty-message", "a user or assistant message with nothing to send"},
+      {Code::kEmptyMessage, Level::kResume, "empty-message", "a user, assistant or tool result message with nothing to send"},
       {Code::kFirstMessageNotUser, Level::kResume, "first-message-not-user",
        "the first message sent to the model is not a user message"},
 

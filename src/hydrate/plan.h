@@ -29,8 +29,8 @@ enum class ContentRepair : std::uint8_t {
   kNoToolOutput,   // a tool result with nothing to send: one text block that says so
 };
 
-// The text of kNoToolOutput: the words pi-ai itself sends to OpenAI for an
-// empty result, so those requests do not change.
+// The text of kNoToolOutput: the words pi 1.5's pi-ai itself sends to OpenAI
+// for an empty result, so those requests do not change.
 inline constexpr const char* kNoToolOutputText = "(no tool output)";
 
 constexpr std::uint32_t kNoRenamedIds = UINT32_MAX;
