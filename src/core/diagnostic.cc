@@ -55,7 +55,7 @@ const std::vector<CodeInfo>& all_codes() {
       {Code::kMessageBetweenCallAndResult, Level::kResume, "message-between-call-and-result",
        "a message between a tool call and its result"},
       {Code::kDuplicateToolResult, Level::kResume, "duplicate-tool-result", "a second result for the same tool call"},
-      {Code::kBadToolCallId, Level::kResume, "bad-tool-call-id", "a tool call id fails ^[a-zA-Z0-9_-]{1,64}$"},
+      {Code::kBadToolCallId, Level::kResume, "bad-tool-call-id", "a tool call id repeats, or fails ^[a-zA-Z0-9_-]{1,64}$ where pi-ai sends it as is to Anthropic"},
 
       {Code::kEntryIdFormat, Level::kLint, "entry-id-format", "an entry id is not 8 lowercase hex digits"},
       {Code::kSessionIdFormat, Level::kLint, "session-id-format", "the header id fails pi's session-id rule"},
