@@ -18,6 +18,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/index_by_key.h"
@@ -33,11 +34,10 @@ bool content_is_unreadable(const Entry& e) {
   return e.content_kind != JsonKind::kArray && e.content_kind != JsonKind::kString;
 }
 
-// A tool call id every provider takes, made from `id`: each byte outside
-// ASCII [A-Za-z0-9_-] becomes '_' (per byte, whatever the locale), at most
-// 64 of them, with _2, _3, ... while `taken` says the id is in use.
-template <typename Taken>
-std::string portable_tool_call_id(std::string_view id, const Taken& taken) {
+// `id` as a provider that wants ^[a-zA-Z0-9_-]{1,64}$ takes it: each byte
+// outside ASCII [A-Za-z0-9_-] becomes '_' (per byte, whatever the locale), at
+// most 64 of them; "call" when nothing is left.
+std::string portable_form(std::string_view id) {
   std::string base;
   for (char c : id) {
     const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -45,6 +45,14 @@ std::string portable_tool_call_id(std::string_view id, const Taken& taken) {
   }
   if (base.size() > 64) base.resize(64);
   if (base.empty()) base = "call";
+  return base;
+}
+
+// A tool call id every provider takes, made from `id`: its portable form,
+// with _2, _3, ... while `taken` says the id is in use.
+template <typename Taken>
+std::string portable_tool_call_id(std::string_view id, const Taken& taken) {
+  const std::string base = portable_form(id);
   if (!taken(base)) return base;
   for (std::uint64_t n = 2;; ++n) {
     const std::string suffix = "_" + std::to_string(n);
@@ -236,7 +244,17 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     // its results with it; the first call whose id is fine keeps it.
     if (pair) {
       std::unordered_set<std::string> given;  // new ids so far (rare: a set is fine)
-      auto taken = [&](const std::string& id) { return state_of_id.find(id) >= 0 || given.count(id) > 0; };
+      // How many calls have each portable form: when pi-ai replays the history
+      // for another model it sends every id in that form, so a new id must
+      // not be the form of another call's id either (made on the first rename).
+      std::unordered_map<std::string, std::uint32_t> forms;
+      auto note_forms = [&] {
+        for (std::size_t i = 0; i < n; ++i) {
+          if (first_call[i] == kNone) continue;
+          const Entry& a = view.entry(index, path[i]);
+          for (std::uint32_t k = 0; k < a.tool_calls_count; ++k) forms[portable_form(index.calls_begin(a)[k].id)]++;
+        }
+      };
       for (std::size_t i = 0; i < n; ++i) {
         if (first_call[i] == kNone) continue;
         const Entry& a = view.entry(index, path[i]);
@@ -247,6 +265,13 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
             q.kept = true;
             continue;
           }
+          if (forms.empty()) note_forms();
+          const std::string own_form = portable_form(c.id);
+          auto taken = [&](const std::string& id) {
+            auto f = forms.find(id);
+            const std::uint32_t others = f == forms.end() ? 0 : f->second - (id == own_form ? 1 : 0);
+            return state_of_id.find(id) >= 0 || given.count(id) > 0 || others > 0;
+          };
           std::string fresh = portable_tool_call_id(c.id, taken);
           given.insert(fresh);
           if (renamed.empty()) renamed.resize(calls.size());

@@ -12,8 +12,13 @@ Texts are the text blocks; images and thinking are not texts.
 
 What an API cannot say is taken out of both sides by comparable(): Responses has no boundary
 between assistant messages (each text block and each call is an item of its own), Chat Completions
-sends an assistant's text blocks as one string, and pi-ai sends a thinking block that carries no
-signature as plain text. pi-ai's own words around images are passed over too: a tool result that
+sends an assistant's text blocks as one string, and pi-ai may send a thinking block as plain text
+(one without a signature, or one of another provider's model): where an assistant message differs
+only by such texts, they are taken out. Tool call ids compare by which call each result answers (calls are
+numbered in order): pi-ai rewrites ids for the API it sends to (Responses gets the call part of a
+`call|item` id; a provider other than the session's gets ids in its own form), and the stand-in
+checks the ids it is sent against that API's rules. pi-ai's own words around images are passed
+over too: a tool result that
 holds images gets the text "(see attached image)", and Chat Completions, whose tool messages take
 no images, follows the results with a user message "Attached image(s) from tool result:" that
 carries them.
@@ -100,7 +105,22 @@ def conversation(api, body):
     return BY_API[api](body)
 
 
-def comparable(api, messages, thinking_texts=()):
+def without_thinking_sent_as_text(loaded, sent_messages, thinking):
+    """`sent_messages` with the texts that are thinking sent as text taken out, where an assistant
+    message differs from the loaded one at the same place: one occurrence at a time, while it
+    still differs (a thinking block can hold the same words as the answer)."""
+    out = [dict(m, texts=list(m["texts"])) for m in sent_messages]
+    for want, got in zip(loaded, out):
+        if got["role"] != "assistant":
+            continue
+        for text in [t for t in got["texts"] if t in thinking]:
+            if got["texts"] == want["texts"]:
+                break
+            got["texts"].remove(text)
+    return out
+
+
+def comparable(api, messages):
     """`messages` reduced to what `api` can tell apart (see the module's comment)."""
     out = []
     for m in messages:
@@ -110,7 +130,6 @@ def comparable(api, messages, thinking_texts=()):
         if m["role"] == "user" and m["texts"] == [IMAGES_OF_RESULTS] and out and out[-1]["role"] == "toolResult":
             continue
         if m["role"] == "assistant":
-            m["texts"] = [t for t in m["texts"] if t not in thinking_texts]
             if api == "openai-completions" and m["texts"]:
                 m["texts"] = ["".join(m["texts"])]
             if api == "openai-responses" and out and out[-1]["role"] == "assistant":
@@ -118,12 +137,29 @@ def comparable(api, messages, thinking_texts=()):
                 out[-1]["toolCallIds"] += m["toolCallIds"]
                 continue
         out.append(m)
-    return out
+    return numbered_calls(out)
+
+
+def numbered_calls(messages):
+    """Each tool call id replaced by its number in order of the calls; a result takes the number of
+    the latest call with its id."""
+    latest, counted = {}, 0
+    for m in messages:
+        if m["role"] == "assistant":
+            calls = []
+            for call in m["toolCallIds"]:
+                counted += 1
+                latest[call] = f"call#{counted}"
+                calls.append(latest[call])
+            m["toolCallIds"] = calls
+        elif m["role"] == "toolResult":
+            m["toolResultId"] = latest.get(m["toolResultId"], f"unknown {m['toolResultId']}")
+    return messages
 
 
 def thinking_texts(session_path):
-    """The thinking texts of a session file that pi-ai may send as plain text: those of thinking
-    blocks without a signature (a signed block goes as thinking, or not at all)."""
+    """The thinking texts of a session file, which pi-ai may send as plain text (a block without a
+    signature, or one from another provider's model)."""
     found = set()
     with open(session_path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -133,7 +169,6 @@ def thinking_texts(session_path):
             except (ValueError, KeyError, TypeError):
                 continue
             for block in content if isinstance(content, list) else []:
-                if (isinstance(block, dict) and block.get("type") == "thinking" and isinstance(block.get("thinking"), str)
-                        and not block.get("thinkingSignature")):
+                if isinstance(block, dict) and block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
                     found.add(block["thinking"])
     return found

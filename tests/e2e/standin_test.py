@@ -241,14 +241,30 @@ class SentTest(unittest.TestCase):
         got[2]["texts"] = ["(see the attached image)"]
         self.assertNotEqual(sent.comparable(api, got), sent.comparable(api, loaded))
 
+    def test_ids_compare_by_the_call_a_result_answers(self):
+        api = "openai-completions"
+        loaded = copy.deepcopy(self.LOADED)
+        renamed = copy.deepcopy(self.LOADED)
+        renamed[1]["toolCallIds"] = ["call_a_1n2ek491"]
+        renamed[2]["toolResultId"] = "call_a_1n2ek491"
+        self.assertEqual(sent.comparable(api, renamed), sent.comparable(api, loaded))
+        renamed[2]["toolResultId"] = "call_b"
+        self.assertNotEqual(sent.comparable(api, renamed), sent.comparable(api, loaded))
+
     def test_thinking_sent_as_text_is_not_a_difference_but_other_text_is(self):
         body = {"messages": [{"role": "user", "content": "hi"},
                              {"role": "assistant", "content": [{"type": "text", "text": "pondering"}, {"type": "text", "text": "Hello."}]}]}
         loaded = [{"role": "user", "texts": ["hi"], "toolCallIds": [], "toolResultId": None},
                   {"role": "assistant", "texts": ["Hello."], "toolCallIds": [], "toolResultId": None}]
         got = sent.conversation("anthropic-messages", body)
-        self.assertEqual(sent.comparable("anthropic-messages", got, {"pondering"}), loaded)
-        self.assertNotEqual(sent.comparable("anthropic-messages", got, set()), loaded)
+        self.assertEqual(sent.without_thinking_sent_as_text(loaded, got, {"pondering"}), loaded)
+        self.assertNotEqual(sent.without_thinking_sent_as_text(loaded, got, set()), loaded)
+        # A thinking block with the answer's words: the answer is still compared.
+        same = [dict(m) for m in loaded]
+        same[1] = dict(same[1], texts=["Hello.", "Hello."])
+        self.assertEqual(sent.without_thinking_sent_as_text(loaded, same, {"Hello."}), loaded)
+        same[1] = dict(same[1], texts=[])
+        self.assertNotEqual(sent.without_thinking_sent_as_text(loaded, same, {"Hello."}), loaded)
 
 
 if __name__ == "__main__":
