@@ -192,13 +192,25 @@ def without_content_repairs(messages):
     compares equal to its input: blank texts left out, user and assistant messages with nothing to
     send left out, an empty tool result read as "(no tool output)", an added first user message
     passed over, and tool call ids numbered in order (a renamed id keeps its place)."""
-    out, latest, counted = [], {}, 0
+    out = []
     for m in messages:
         m = dict(m, texts=[t for t in m["texts"] if t.strip()])
         if m["role"] in ("user", "assistant") and not m["texts"] and not m["toolCallIds"]:
             continue
         if m["role"] == "user" and not out and m["texts"] == [ADDED_FIRST_USER]:
             continue
+        if m["role"] == "toolResult" and not m["texts"]:
+            m["texts"] = [NO_TOOL_OUTPUT]
+        out.append(m)
+    return numbered_calls(out)
+
+
+def numbered_calls(messages):
+    """Each tool call id replaced by its number in the order of the calls, and each result's id by
+    the number of the latest call with that id (an id no call has stays as it is). The messages
+    are changed in place and returned."""
+    latest, counted = {}, 0
+    for m in messages:
         if m["role"] == "assistant":
             calls = []
             for call in m["toolCallIds"]:
@@ -206,12 +218,9 @@ def without_content_repairs(messages):
                 latest[call] = f"call#{counted}"
                 calls.append(latest[call])
             m["toolCallIds"] = calls
-        if m["role"] == "toolResult":
+        elif m["role"] == "toolResult":
             m["toolResultId"] = latest.get(m["toolResultId"], m["toolResultId"])
-            if not m["texts"]:
-                m["texts"] = [NO_TOOL_OUTPUT]
-        out.append(m)
-    return out
+    return messages
 
 
 def modulo_repairs(input_llm, output_llm):

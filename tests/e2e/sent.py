@@ -24,6 +24,11 @@ no images, follows the results with a user message "Attached image(s) from tool 
 carries them.
 """
 import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conformance"))
+from conformance import numbered_calls  # noqa: E402  (the same numbering as the repairs' comparison)
 
 IMAGE_IN_RESULT = "(see attached image)"
 IMAGES_OF_RESULTS = "Attached image(s) from tool result:"
@@ -138,23 +143,6 @@ def comparable(api, messages):
                 continue
         out.append(m)
     return numbered_calls(out)
-
-
-def numbered_calls(messages):
-    """Each tool call id replaced by its number in order of the calls; a result takes the number of
-    the latest call with its id."""
-    latest, counted = {}, 0
-    for m in messages:
-        if m["role"] == "assistant":
-            calls = []
-            for call in m["toolCallIds"]:
-                counted += 1
-                latest[call] = f"call#{counted}"
-                calls.append(latest[call])
-            m["toolCallIds"] = calls
-        elif m["role"] == "toolResult":
-            m["toolResultId"] = latest.get(m["toolResultId"], f"unknown {m['toolResultId']}")
-    return messages
 
 
 def thinking_texts(session_path):
