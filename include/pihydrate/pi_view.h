@@ -143,10 +143,11 @@ ToolCallIdProblem tool_call_id_problem(const Entry& assistant, const ToolCallRef
 
 // ---- what a provider can take of a message's content ----
 
-// A user or assistant message with nothing a provider takes: no content
-// array or string, or only blank text blocks (for an assistant, thinking
-// counts unless `without_thinking`). pi-ai leaves such messages out for some
-// providers and sends them empty to others.
+// A message with nothing a provider takes: no content array or string, or
+// only blank text blocks (thinking counts unless `without_thinking`). pi-ai
+// leaves such user and assistant messages out for some providers and sends
+// them empty to others; an empty tool result goes to Anthropic as an empty
+// text block.
 bool has_nothing_to_send(const Entry& e, bool without_thinking = false);
 // An assistant message pi-ai never sends (stopReason error or aborted).
 bool is_skipped_assistant(const Entry& e);

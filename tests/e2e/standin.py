@@ -105,8 +105,8 @@ def check_anthropic(body):
                 for k, inner in enumerate(_blocks(b.get("content"))):
                     if inner.get("type") == "text" and not str(inner.get("text", "")).strip():
                         raise Violation("empty-text", f"{where}.content.{k}.text: text content blocks must contain non-whitespace text")
-                    if inner.get("type") == "image":
-                        source = inner.get("source") or {}
+                    source = inner.get("source") or {}
+                    if inner.get("type") == "image" and source.get("type") == "base64":
                         _check_base64_image(f"{where}.content.{k}", source.get("media_type"), source.get("data"))
     _check_anthropic_pairing(messages)
 
