@@ -97,24 +97,18 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
       return;
     }
     take_plan_facts(doc, e, pm, mm, facts, plan_values);
-    // What the lines' phase would repair at the message's own level (see
-    // Envelope::plain_message): nothing, for nearly every message.
-    auto named = [&mm](const char* key) {
-      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key() == key; });
+    // A message the rules repair nothing of at its own level, whose content
+    // and toolCallId are named once, is copied without walking its members
+    // (Envelope::plain_message): nearly every message.
+    auto named_once = [&mm](const char* key) {
+      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key() == key; }) == 1;
     };
+    thread_rules::PiMessageShape shape;
+    shape.has_timestamp = ThreadDocument::find(mm, "timestamp").valid();
+    shape.stop_reason_settled = thread_rules::is_settled_stop_reason(doc.string_text(ThreadDocument::find(mm, "stopReason"), scratch));
     const bool content_array = doc.kind(ThreadDocument::find(mm, "content")) == RefKind::kArray;
-    const bool has_timestamp = ThreadDocument::find(mm, "timestamp").valid();
-    if (e.kind == Kind::kPiToolResult) {
-      e.plain_message = content_array && has_timestamp && named("toolCallId") == 1;
-    } else if (e.kind == Kind::kPiAssistant && content_array && has_timestamp && named("content") == 1) {
-      const JsonRef usage = ThreadDocument::find(mm, "usage");
-      const JsonRef stop = ThreadDocument::find(mm, "stopReason");
-      const std::string_view stop_value = doc.string_text(stop, scratch);
-      if (doc.kind(usage) == RefKind::kObject && !stop_value.empty() && stop_value != "pending") {
-        doc.members_into(usage, checker.usage_members);
-        e.plain_message = ThreadDocument::find(checker.usage_members, "cost").valid();
-      }
-    }
+    e.plain_message = !thread_rules::message_repairs(e.kind, shape).any() && content_array &&
+                      (e.kind == Kind::kPiToolResult ? named_once("toolCallId") : named_once("content"));
   } else if (e.kind == Kind::kChat) {
     const std::string_view role = doc.string_text(ThreadDocument::find(em, "role"), scratch);
     if (role != "user" && role != "assistant" && role != "system") {
@@ -151,7 +145,7 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
   c.accepted = true;
 }
 
-// The value plan_echoes_and_user_replacements or plan_chunk_groups reads of
+// The value the planning rules (rule_entries) read of
 // an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
 // pi.assistant's or pi.chunk's payload's; `message_members` its message's.
 void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,

@@ -157,19 +157,23 @@ void Mapper::emit_assistant(std::size_t env) {
       call_ids.push_back(id && msg[id->value_begin] == '"' ? json_string_value(msg, id->value_begin) : std::string());
     }
   }
-  if (e.plain_message) {
+  if (e.plain_message) {  // check_entry found nothing to repair
     settle_assistant(env, edits, msg, call_ids);
     return;
   }
   const MemberSpan* stop = find_member(members, "stopReason");
-  std::string stop_value = stop && msg[stop->value_begin] == '"' ? json_string_value(msg, stop->value_begin) : "";
-  if (stop_value.empty() || stop_value == "pending") {
+  thread_rules::PiMessageShape shape;
+  shape.has_timestamp = find_member(members, "timestamp") != nullptr;
+  shape.stop_reason_settled = thread_rules::is_settled_stop_reason(
+      stop && msg[stop->value_begin] == '"' ? json_string_value(msg, stop->value_begin) : "");
+  const thread_rules::MessageRepairs repairs = thread_rules::message_repairs(e.kind, shape);
+  if (repairs.settle_stop_reason) {
     std::string settled = has_calls ? "\"toolUse\"" : "\"stop\"";
     if (stop) edits.replace(stop->value_begin, stop->value_end, settled);
     else append_member("\"stopReason\":" + settled);
     out_.repairs["settled-pending-stop-reason"]++;
   }
-  if (!find_member(members, "timestamp")) append_member("\"timestamp\":" + message_ms(e, e.message()));
+  if (repairs.add_timestamp) append_member("\"timestamp\":" + message_ms(e, e.message()));
   settle_assistant(env, edits, msg, call_ids);
 }
 
@@ -197,8 +201,10 @@ void Mapper::emit_tool_result(std::size_t env) {
     return;
   }
   auto members = members_at(e.message().begin, 0);
+  thread_rules::PiMessageShape shape;
+  shape.has_timestamp = find_member(members, "timestamp") != nullptr;
   ByteEdits edits;
-  if (!find_member(members, "timestamp"))
+  if (thread_rules::message_repairs(e.kind, shape).add_timestamp)
     edits.insert(members.empty() ? 1 : members.back().value_end,
                  std::string(members.empty() ? "" : ",") + "\"timestamp\":" + message_ms(e, e.message()));
   emit_message(env, edits, msg);

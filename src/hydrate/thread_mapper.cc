@@ -74,45 +74,6 @@ bool parse_int64(std::string_view s, std::int64_t& value) {
 }
 
 
-std::string normalize_space(const std::string& s) {
-  std::string out;
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
-Kind kind_of(std::string_view text) {
-  if (text == "chat") return Kind::kChat;
-  if (text == "pi.user") return Kind::kPiUser;
-  if (text == "pi.assistant") return Kind::kPiAssistant;
-  if (text == "pi.tool_result" || text == "pi.tool-result") return Kind::kPiToolResult;
-  if (text == "pi.chunk") return Kind::kPiChunk;
-  if (text == "pi.compaction") return Kind::kPiCompaction;
-  return Kind::kUnknown;
-}
-
-const char* kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::kChat: return "chat";
-    case Kind::kPiUser: return "pi.user";
-    case Kind::kPiAssistant: return "pi.assistant";
-    case Kind::kPiToolResult: return "pi.tool_result";
-    case Kind::kPiChunk: return "pi.chunk";
-    case Kind::kPiCompaction: return "pi.compaction";
-    case Kind::kUnknown:
-    case Kind::kSkipped: break;
-  }
-  return "unknown";
-}
-
 // Hands the heap memory freed so far back to the system. glibc keeps what a
 // thread's arena freed mapped (the planning helpers', tens of MiB on a big
 // export), and the next phase grows on the main thread: without this, the
@@ -159,7 +120,7 @@ void Mapper::run() {
   doc_.release_before(doc_.bytes().size());
   {
     const EnvelopesById by_id = envelopes_by_id();
-    plan_echoes_and_chunks(by_id);
+    plan(by_id);
     resolve_compaction_refs(by_id);
   }
   doc_.release_before(doc_.bytes().size());

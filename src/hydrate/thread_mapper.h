@@ -15,6 +15,7 @@
 #include "core/run_beside.h"
 #include "core/json_spans.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_rules.h"
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/thread_export.h"
@@ -28,14 +29,19 @@ std::string iso_from_ms(std::int64_t ms);
 std::int64_t ms_from_iso(const std::string& t);
 // An integer that fits in 64 bits (JSON allows any length).
 bool parse_int64(std::string_view s, std::int64_t& value);
-std::string normalize_space(const std::string& s);
 
-// The entry kinds the mapper reads (others are skipped with a warning).
-// kSkipped: an entry whose id was read but which gives nothing; it is kept
-// only until every id has been checked for duplicates.
-enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
-Kind kind_of(std::string_view text);
-const char* kind_name(Kind kind);
+// The rules' vocabulary (thread_rules.h). kSkipped: an entry whose id was
+// read but which gives nothing; it is kept only until every id has been
+// checked for duplicates.
+using thread_rules::ChatRole;
+using thread_rules::Kind;
+using thread_rules::kind_name;
+using thread_rules::kind_of;
+using thread_rules::normalize_space;
+using thread_rules::RuleEntries;
+using thread_rules::RuleEntry;
+using thread_rules::StreamPlan;
+using thread_rules::UserReplacements;
 
 // Hands the heap memory freed so far back to the system. glibc keeps what a
 // thread's arena freed mapped (the planning helpers', tens of MiB on a big
@@ -55,12 +61,10 @@ struct Envelope {
   std::uint32_t ref_size = 0;
   std::uint32_t id_size = 0;
   Kind kind = Kind::kChat;
-  // A message with nothing to repair at its own level, as check_entry
-  // found it: the lines' phase does not walk its members. A pi.tool_result:
-  // its content an array, a timestamp, one toolCallId (it goes out as it
-  // is). A pi.assistant: its content an array named once, usage with a
-  // cost, a settled stopReason, a timestamp (only its content blocks are
-  // looked at).
+  // A pi message that thread_rules::message_repairs leaves as it is, with
+  // its content an array and its content (a tool result: its toolCallId)
+  // named once, as check_entry found it: the lines' phase then reads only
+  // that member, not all of them. A memo: the answer is the same without it.
   bool plain_message = false;
 
   // Entry `index` of the export, at `ref` (under 4 GiB), not yet checked.
@@ -97,8 +101,8 @@ static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it sma
 // What planning (R3, R6, R7) reads of an entry, taken by check_entry while
 // the entry is at hand: walking the export again to plan would map its
 // pages in once more. Texts are not taken: they are compared only when a
-// reference does not settle the match, and read then.
-enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
+// reference does not settle the match, and read then. rule_entries() gives
+// the rules these facts by name.
 struct PlanFacts {
   std::uint64_t value_begin = 0;  // the value: Mapper::plan_values_ from value_begin
   std::uint32_t value_size = 0;
@@ -236,14 +240,9 @@ class Mapper {
   };
   using EnvelopesById = IndexByKey<IdAtPosition, std::hash<std::string_view>>;
   EnvelopesById envelopes_by_id() const;  // every envelope's, ids unique by then
-  void plan_echoes_and_user_replacements(const EnvelopesById& by_id);
-  // What plan_chunk_groups found, kept apart while it runs beside the echo plan.
-  struct ChunkFindings {
-    std::map<std::string, std::uint64_t> repairs;
-    Diagnostics diagnostics;
-  };
-  void plan_chunk_groups(ChunkFindings& found);
-  void plan_echoes_and_chunks(const EnvelopesById& by_id);
+  RuleEntries rule_entries() const;
+  void plan(const EnvelopesById& by_id);
+  void count_repair(const char* kind, std::uint64_t count);
   void emit_all();
   std::string entry_timestamp(const Envelope& e, JsonRef message);
   std::string message_ms(const Envelope& e, JsonRef message);

@@ -1,5 +1,5 @@
-// Planning the converted session before any line is built: pi.user
-// replacements and echoes (R3, R7), chunk streams (R6), what compactions
+// Planning the converted session before any line is built: the rules of
+// thread_rules.h applied to the envelopes (R3, R6, R7), what compactions
 // name (R9), and dropping the envelopes that give no line.
 #include "hydrate/thread_mapper.h"
 
@@ -12,163 +12,104 @@
 namespace pihydrate {
 namespace thread_mapping {
 
-// R3 (pi.user replaces the chat turn it duplicates) and R7 (echoes).
+// Envelope positions by id (ids are unique by now).
 Mapper::EnvelopesById Mapper::envelopes_by_id() const {
   EnvelopesById by_id(envs_.size(), IdAtPosition{this});
   for (std::size_t i = 0; i < envs_.size(); ++i) by_id.put(static_cast<std::uint32_t>(i));
   return by_id;
 }
 
-void Mapper::plan_echoes_and_user_replacements(const EnvelopesById& pos_of_id) {
-  const std::size_t n = envs_.size();
-  // Roles are those check_entry took (kNone but for chat entries): the turn
-  // scans below look at many envelopes per chat turn, and reading a member
-  // walks the whole entry.
-  auto role_of = [&](std::size_t i) { return facts_of(envs_[i]).role; };
-  auto is_chat_user = [&](std::size_t i) { return role_of(i) == ChatRole::kUser; };
-  // previous_user[i]: the nearest chat user turn before envelope i, or -1.
-  std::vector<std::int32_t> previous_user(n, -1);
-  for (std::size_t i = 1; i < n; ++i) previous_user[i] = is_chat_user(i - 1) ? static_cast<std::int32_t>(i - 1) : previous_user[i - 1];
-  for (std::size_t i = 0; i < n; ++i) {
-    if (envs_[i].kind != Kind::kPiUser) continue;
-    std::int64_t target = -1;
-    const std::string_view chat_ref = plan_value(envs_[i]);
-    if (!chat_ref.empty()) {
-      const std::int64_t named = pos_of_id.find(chat_ref);
-      if (named >= 0 && is_chat_user(static_cast<std::size_t>(named))) target = named;
-    }
-    if (target < 0) {
-      // Only the nearest earlier chat user turn that no pi.user replaces yet.
-      std::int64_t j = previous_user[i];
-      while (j >= 0 && replaced_by_[static_cast<std::size_t>(j)] >= 0) j = previous_user[static_cast<std::size_t>(j)];
-      if (j >= 0 && normalize_space(doc_.string_value(doc_.member(envs_[static_cast<std::size_t>(j)].ref(), "text"))) ==
-                        normalize_space(text_of_message(envs_[i].message())))
-        target = j;
-    }
-    if (target >= 0 && replaced_by_[static_cast<std::size_t>(target)] < 0) {
-      replaced_by_[static_cast<std::size_t>(target)] = static_cast<std::int32_t>(i);
-      dropped_[i] = 1;  // emitted at the chat turn's place
-      out_.repairs["chat-user-replaced-by-pi-user"]++;
-    }
-  }
-  // Turn boundaries, in two linear passes.
-  std::vector<std::uint32_t> turn_start(n), turn_end(n);
-  for (std::size_t i = 0; i < n; ++i) turn_start[i] = (i > 0 && !is_chat_user(i - 1)) ? turn_start[i - 1] : static_cast<std::uint32_t>(i);
-  for (std::size_t i = n; i-- > 0;) turn_end[i] = (i + 1 < n && !is_chat_user(i + 1)) ? turn_end[i + 1] : static_cast<std::uint32_t>(i);
-  // Each pi.assistant's text, normalised, computed once (a turn may hold
-  // many chat echoes and many assistants).
-  std::unordered_map<std::size_t, std::pair<std::string, std::string>> text_cache;
-  auto assistant_texts = [&](std::size_t j) -> const std::pair<std::string, std::string>& {
-    auto it = text_cache.find(j);
-    if (it != text_cache.end()) return it->second;
-    std::string joined = text_of_message(envs_[j].message()), glued;
-    for (char c : joined)
-      if (c != '\n') glued += c;
-    return text_cache.emplace(j, std::make_pair(normalize_space(joined), normalize_space(glued))).first->second;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    if (role_of(i) != ChatRole::kAssistant) continue;
-    const std::string_view ref = plan_value(envs_[i]);
-    if (!ref.empty()) {
-      const std::int64_t named = pos_of_id.find(ref);
-      if (named >= 0 && envs_[static_cast<std::size_t>(named)].kind == Kind::kPiAssistant) {
-        dropped_[i] = 1;
-        out_.repairs["dropped-assistant-echo"]++;
-        continue;
-      }
-    }
-    // The same turn: between the chat user turns around it.
-    const std::size_t lo = turn_start[i], hi = turn_end[i];
-    std::string text = normalize_space(doc_.string_value(doc_.member(envs_[i].ref(), "text")));
-    for (std::size_t j = lo; j <= hi; ++j) {
-      if (envs_[j].kind != Kind::kPiAssistant) continue;
-      const auto& [spaced, glued] = assistant_texts(j);
-      if (spaced == text || glued == text) {
-        dropped_[i] = 1;
-        out_.repairs["dropped-assistant-echo"]++;
-        break;
-      }
-    }
-  }
-}
-
-// R6: chunk streams. Closed streams are dropped; interrupted ones follow --partial.
-// It reads only the plan facts, and writes only the chunks' flags,
-// partial_at_, partial_groups_ and `found`.
-void Mapper::plan_chunk_groups(ChunkFindings& found) {
-  const std::size_t n = envs_.size();
-  std::unordered_map<std::string_view, std::vector<std::size_t>> by_key;
-  std::vector<std::string_view> key_order;
-  std::vector<std::size_t> run;
-  std::vector<std::vector<std::size_t>> open_runs;
-  auto close_run = [&](bool closed_by_assistant) {
-    if (run.empty()) return;
-    if (closed_by_assistant) {
-      found.repairs["dropped-chunks-of-final-message"] += run.size();
-    } else {
-      open_runs.push_back(run);
-    }
-    run.clear();
-  };
-  std::unordered_map<std::string_view, bool> final_timestamps;
-  for (std::size_t i = 0; i < n; ++i)
-    if (envs_[i].kind == Kind::kPiAssistant) final_timestamps[plan_value(envs_[i])] = true;
-  for (std::size_t i = 0; i < n; ++i) {
+// The rules' table (thread_rules.h): each envelope's kind, id and plan facts, by name.
+RuleEntries Mapper::rule_entries() const {
+  RuleEntries table(envs_.size());
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
-    if (e.kind == Kind::kPiChunk) {
-      dropped_[i] = 1;
-      if (facts_of(e).has_value) {
-        const std::string_view k = plan_value(e);
-        if (!by_key.count(k)) key_order.push_back(k);
-        by_key[k].push_back(i);
-      } else {
-        run.push_back(i);
-      }
-    } else if (e.kind == Kind::kPiAssistant) {
-      close_run(true);
-    } else if (e.kind == Kind::kPiToolResult) {
-      close_run(false);
+    RuleEntry& r = table[i];
+    r.kind = e.kind;
+    r.id = id_of(e);
+    const std::string_view value = plan_value(e);
+    switch (e.kind) {
+      case Kind::kChat:
+        r.role = facts_of(e).role;
+        r.ref = value;
+        break;
+      case Kind::kPiUser:
+        r.ref = value;
+        break;
+      case Kind::kPiAssistant:
+        r.final_timestamp = value;
+        break;
+      case Kind::kPiChunk:
+        r.has_stream_key = facts_of(e).has_value;
+        r.stream_key = value;
+        break;
+      default:
+        break;
     }
   }
-  close_run(false);
-  for (const std::string_view k : key_order) {
-    if (final_timestamps.count(k)) found.repairs["dropped-chunks-of-final-message"] += by_key[k].size();
-    else open_runs.push_back(by_key[k]);
-  }
-  std::sort(open_runs.begin(), open_runs.end(),
-            [](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) { return a.back() < b.back(); });
-  for (auto& group : open_runs) {
-    const Envelope& last = envs_[group.back()];
-    if (options_.partial == PartialPolicy::kDrop) {
-      found.diagnostics.push_back(diagnostic(doc_, Severity::kWarning, last.path(), last.ref().begin,
-                                             "an interrupted stream of " + std::to_string(group.size()) +
-                                                 " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)"));
-      found.repairs["dropped-interrupted-stream"]++;
-      continue;
-    }
-    partial_at_[group.back()] = partial_groups_.size();
-    partial_groups_.push_back(group);
-  }
+  return table;
 }
 
-// R3/R7 and R6 set different flags, so the chunk plan runs on the second
-// core (it reads only plan facts, not the document, whose caches are not
-// shared); its findings follow the echo plan's.
-void Mapper::plan_echoes_and_chunks(const EnvelopesById& by_id) {
-  dropped_.assign(envs_.size(), 0);
-  replaced_by_.assign(envs_.size(), -1);
-  ChunkFindings chunks;
-  if (envs_.size() < options_.two_threads_from) {
-    plan_echoes_and_user_replacements(by_id);
-    plan_chunk_groups(chunks);
-  } else {
-    run_beside([&] { plan_chunk_groups(chunks); }, [&] { plan_echoes_and_user_replacements(by_id); });
+void Mapper::count_repair(const char* kind, std::uint64_t count) {
+  if (count > 0) out_.repairs[kind] += count;
+}
+
+// R3, R7 and R6 decide which envelopes give no line of their own, which
+// chat turn a pi.user stands in for and which streams are rebuilt.
+void Mapper::plan(const EnvelopesById& by_id) {
+  const std::size_t n = envs_.size();
+  {
+    const RuleEntries table = rule_entries();
+    auto position_of_id = [&by_id](std::string_view id) { return by_id.find(id); };
+    auto text_of = [this](std::size_t i) {
+      const Envelope& e = envs_[i];
+      return e.kind == Kind::kChat ? doc_.string_value(doc_.member(e.ref(), "text")) : text_of_message(e.message());
+    };
+    UserReplacements users;
+    std::vector<std::uint8_t> echoes;
+    StreamPlan streams;
+    auto plan_turns = [&] {
+      users = thread_rules::plan_user_replacements(table, position_of_id, text_of);
+      echoes = thread_rules::find_assistant_echoes(table, position_of_id, text_of);
+    };
+    // R6 reads the table only, never the document (whose caches are not
+    // shared between threads): on a big export it runs on the second core.
+    auto plan_streams = [&] { streams = thread_rules::plan_chunk_streams(table, options_.partial); };
+    if (n < options_.two_threads_from) {
+      plan_turns();
+      plan_streams();
+    } else {
+      run_beside(plan_streams, plan_turns);
+    }
+
+    dropped_.assign(n, 0);
+    replaced_by_ = std::move(users.replaced_by);
+    for (std::int32_t user : replaced_by_)
+      if (user >= 0) dropped_[static_cast<std::size_t>(user)] = 1;  // emitted at the chat turn's place
+    count_repair("chat-user-replaced-by-pi-user", users.count);
+    std::uint64_t echo_count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (echoes[i]) dropped_[i] = 1;
+      echo_count += echoes[i];
+    }
+    count_repair("dropped-assistant-echo", echo_count);
+    for (std::size_t i = 0; i < n; ++i)
+      if (envs_[i].kind == Kind::kPiChunk) dropped_[i] = 1;  // a stream gives one line at most, rebuilt below
+    count_repair("dropped-chunks-of-final-message", streams.chunks_of_final_messages);
+    for (const std::vector<std::size_t>& stream : streams.dropped) {
+      const Envelope& last = envs_[stream.back()];
+      warn(last.path(), last.ref().begin,
+           "an interrupted stream of " + std::to_string(stream.size()) +
+               " pi.chunk entries has no final pi.assistant; dropped (--partial keep|text rebuilds it)");
+    }
+    count_repair("dropped-interrupted-stream", streams.dropped.size());
+    for (std::vector<std::size_t>& stream : streams.rebuilt) {
+      partial_at_[stream.back()] = partial_groups_.size();
+      partial_groups_.push_back(std::move(stream));
+    }
   }
-  for (const auto& [kind, count] : chunks.repairs) out_.repairs[kind] += count;
-  out_.diagnostics.insert(out_.diagnostics.end(), chunks.diagnostics.begin(), chunks.diagnostics.end());
-  // Planning is done with the facts. Their memory goes back to the system
-  // now: trimmed later, after the envelopes are compacted above it, it
-  // stayed (7 MiB more at the peak of a 1 GiB export's conversion).
+  // Planning is done with the facts: their memory goes back to the system
+  // now, before the envelopes are compacted above it.
   std::vector<PlanFacts>().swap(plan_facts_);
   std::string().swap(plan_values_);
   return_freed_heap();

@@ -1,0 +1,96 @@
+// The thread export's planning rules (docs/thread-export.md R3, R6, R7, R9
+// and the message repairs of R4/R5) as pure functions over a plain table of
+// entries: no I/O, no threads, no document. The converter reads the export
+// into that table (thread_entries.cc), asks these functions what to do, and
+// builds the lines (thread_lines.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pihydrate/thread_export.h"
+
+namespace pihydrate {
+namespace thread_rules {
+
+// The entry kinds the converter reads (others are skipped with a warning).
+// kSkipped: an entry whose id was read but which gives nothing.
+enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
+Kind kind_of(std::string_view text);
+const char* kind_name(Kind kind);
+
+enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };
+
+// What the rules read of one accepted entry of the export.
+struct RuleEntry {
+  Kind kind = Kind::kUnknown;
+  ChatRole role = ChatRole::kNone;  // a chat entry's data.role
+  bool has_stream_key = false;      // a pi.chunk with data.streamKey
+  std::string_view id;
+  std::string_view ref;              // a chat assistant's data.piRef, a pi.user's data.chatRef ("" if none)
+  std::string_view stream_key;       // a pi.chunk's data.streamKey, as written (JSON text)
+  std::string_view final_timestamp;  // a pi.assistant's message.timestamp, as written (JSON text)
+};
+using RuleEntries = std::vector<RuleEntry>;
+
+// The position of the entry with this id, or -1 (ids are unique by then).
+using PositionOfId = std::function<std::int64_t(std::string_view id)>;
+// The text an entry shows: a chat entry's data.text; a pi message's string
+// content, or its text blocks each followed by "\n". Read only when a
+// comparison needs it.
+using TextOf = std::function<std::string(std::size_t position)>;
+
+// Runs of white space become one space; leading and trailing space go.
+std::string normalize_space(std::string_view s);
+
+// R3: which chat user turn each pi.user replaces. A pi.user replaces the
+// chat user turn its chatRef names; without one (or one that names no chat
+// user turn), the nearest earlier chat user turn that no other pi.user
+// replaces yet, if its text is the same. A turn is replaced once.
+struct UserReplacements {
+  std::vector<std::int32_t> replaced_by;  // per entry: for a chat user turn, the pi.user that replaces it, else -1
+  std::uint64_t count = 0;
+};
+UserReplacements plan_user_replacements(const RuleEntries& entries, const PositionOfId& position_of_id,
+                                        const TextOf& text_of);
+
+// R7: the chat assistant turns that echo a pi.assistant: their piRef names
+// one, or their text equals the text of a pi.assistant of the same turn (the
+// entries between the chat user turns around it), compared with white space
+// normalised, with or without the line breaks between text blocks.
+std::vector<std::uint8_t> find_assistant_echoes(const RuleEntries& entries, const PositionOfId& position_of_id,
+                                                const TextOf& text_of);
+
+// R6: chunk streams. A stream is the chunks with one streamKey, or a run of
+// chunks without one since the previous pi.assistant or pi.tool_result.
+// A stream closed by a final pi.assistant (one whose message.timestamp is
+// the streamKey, or that ends the run) is dropped; an interrupted one is
+// rebuilt or dropped as `partial` says.
+struct StreamPlan {
+  std::uint64_t chunks_of_final_messages = 0;    // dropped: their final message is there
+  std::vector<std::vector<std::size_t>> rebuilt;  // interrupted streams to rebuild (--partial keep|text)
+  std::vector<std::vector<std::size_t>> dropped;  // interrupted streams left out (--partial drop)
+};
+StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial);
+
+// R4/R5, at a pi message's own level (its content blocks are repaired with
+// every session's, by hydrate_session): what the copy must change.
+struct PiMessageShape {
+  bool has_timestamp = false;
+  bool stop_reason_settled = false;  // see is_settled_stop_reason
+};
+// A stopReason (the string's text; "" when missing or not a string) that
+// pi can resume from as it is: anything but "" and "pending".
+bool is_settled_stop_reason(std::string_view stop_reason);
+struct MessageRepairs {
+  bool settle_stop_reason = false;  // pi.assistant: "toolUse" with tool calls, else "stop"
+  bool add_timestamp = false;       // message.timestamp from the entry's time
+  bool any() const { return settle_stop_reason || add_timestamp; }
+};
+MessageRepairs message_repairs(Kind kind, const PiMessageShape& shape);
+
+}  // namespace thread_rules
+}  // namespace pihydrate
