@@ -145,6 +145,21 @@ void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, 
   c.accepted = true;
 }
 
+namespace {
+// A streamKey or message.timestamp as R6 compares it; "" for any other value.
+std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string& scratch) {
+  std::int64_t integer = 0;
+  switch (doc.kind(value)) {
+    case RefKind::kString:
+      return thread_rules::stream_key_of_string(doc.string_text(value, scratch));
+    case RefKind::kNumber:
+      return parse_int64(doc.raw(value), integer) ? thread_rules::stream_key_of_integer(integer) : std::string();
+    default:
+      return std::string();
+  }
+}
+}  // namespace
+
 // The value the planning rules (rule_entries) read of
 // an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
 // pi.assistant's or pi.chunk's payload's; `message_members` its message's.
@@ -160,12 +175,12 @@ void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const
       plan_values += doc.string_text(ThreadDocument::find(entry_members, "chatRef"), scratch);
       break;
     case Kind::kPiAssistant:
-      plan_values += doc.raw(ThreadDocument::find(message_members, "timestamp"));
+      plan_values += stream_key_of(doc, ThreadDocument::find(message_members, "timestamp"), scratch);
       break;
     case Kind::kPiChunk: {
-      const JsonRef key = ThreadDocument::find(entry_members, "streamKey");
-      facts.has_value = key.valid();
-      plan_values += doc.raw(key);
+      const std::string key = stream_key_of(doc, ThreadDocument::find(entry_members, "streamKey"), scratch);
+      facts.has_value = !key.empty();
+      plan_values += key;
       break;
     }
     default:

@@ -7,6 +7,7 @@
 // thread_entries.cc reads and checks the entries, thread_plan.cc decides
 // what becomes a line, thread_lines.cc builds the lines.
 #include "hydrate/thread_mapper.h"
+#include "hydrate/thread_reading.h"
 
 #include <algorithm>
 #include <charconv>
@@ -82,6 +83,26 @@ void return_freed_heap() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+std::vector<ReadEntry> Mapper::read_only() {
+  std::vector<ReadEntry> read;
+  if (!read_envelopes()) return read;
+  const RuleEntries table = rule_entries();
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    const RuleEntry& r = table[i];
+    ReadEntry e;
+    e.index = envs_[i].index;
+    e.kind = r.kind;
+    e.role = r.role;
+    e.has_stream_key = r.has_stream_key;
+    e.id = std::string(r.id);
+    e.ref = std::string(r.ref);
+    e.stream_key = std::string(r.stream_key);
+    e.final_timestamp = std::string(r.final_timestamp);
+    read.push_back(std::move(e));
+  }
+  return read;
 }
 
 void Mapper::run() {
@@ -181,19 +202,20 @@ ConvertedThread convert_thread_export(std::string& bytes, const std::string& fil
   return convert_thread_export(bytes.data(), bytes.size(), file, options);
 }
 
-ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file,
-                                      const ThreadOptions& options) {
-  ConvertedThread out;
+namespace {
+
+// Parses the export for `mapper` (lone surrogates repaired first when the
+// quick check is not sure of the bytes): false, with the error in `out`,
+// when it is not JSON. `options.borrow_from_export` is turned off when bytes
+// were rewritten, since they are then not the file's.
+bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options,
+                  ThreadDocument& doc, Mapper& mapper, ConvertedThread& out) {
   ExportResidency* residency = options.residency;
   const std::string_view view(bytes, size);
   // Nearly every export is plain JSON without an escaped UTF-16 surrogate,
   // and the quick check proves it (it gives up on any): nothing to repair.
   // Otherwise lone surrogates are repaired first and the export read again.
-  ThreadDocument doc;
   doc.set_residency(residency);
-  // The mapper checks the entries while the syntax check reads them.
-  ThreadOptions mapping_options = options;
-  Mapper mapper(doc, file, mapping_options, out);
   bool parsed = doc.parse_plain(view, options.max_depth,
                                 options.check_entries_while_parsing ? mapper.entry_checks_during_parse() : nullptr);
   bool any_rewritten = false;
@@ -218,15 +240,40 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
     doc.position(doc.error_offset, d.line, d.column);
     d.message = "not a thread export: invalid JSON (" + doc.error + ")";
     out.diagnostics.push_back(std::move(d));
-    return out;
+    return false;
   }
-  // Rewritten bytes are not the file's: nothing is borrowed from it then.
-  if (any_rewritten) mapping_options.borrow_from_export = false;
+  if (any_rewritten) options.borrow_from_export = false;
+  return true;
+}
+
+}  // namespace
+
+ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file,
+                                      const ThreadOptions& options) {
+  ConvertedThread out;
+  ThreadDocument doc;
+  ThreadOptions mapping_options = options;
+  Mapper mapper(doc, file, mapping_options, out);
+  if (!parse_export(bytes, size, file, mapping_options, doc, mapper, out)) return out;
   if (mapping_options.borrow_from_export && mapping_options.spool && options.export_strings &&
       doc.long_values().strings_valid_utf8())
     options.export_strings(doc.long_values());
   mapper.run();
   return out;
+}
+
+ReadThread read_thread_fast(std::string bytes, const std::string& file, const ThreadOptions& options) {
+  ReadThread read;
+  ConvertedThread out;
+  ThreadDocument doc;
+  ThreadOptions mapping_options = options;
+  Mapper mapper(doc, file, mapping_options, out);
+  read.json_valid = parse_export(bytes.data(), bytes.size(), file, mapping_options, doc, mapper, out);
+  if (read.json_valid) read.entries = mapper.read_only();
+  read.entry_count = out.entry_count;
+  read.diagnostics = std::move(out.diagnostics);
+  read.repairs = std::move(out.repairs);
+  return read;
 }
 
 }  // namespace pihydrate

@@ -21,6 +21,8 @@
 #include "pihydrate/thread_export.h"
 
 namespace pihydrate {
+struct ReadEntry;  // thread_reading.h
+
 namespace thread_mapping {
 
 // ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
@@ -129,6 +131,8 @@ class Mapper {
       : doc_(doc), file_(file), options_(options), out_(out) {}
 
   void run();
+  // Reads the entries and stops before planning (read_thread_fast).
+  std::vector<ReadEntry> read_only();
   // Checks each entry while the export's syntax check has its bytes at hand
   // (ThreadDocument::parse_plain's visitor), so reading the entries only
   // settles them; see read_envelopes.

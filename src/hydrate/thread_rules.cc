@@ -48,6 +48,9 @@ std::string normalize_space(std::string_view s) {
   return out;
 }
 
+std::string stream_key_of_string(std::string_view text) { return "s" + std::string(text); }
+std::string stream_key_of_integer(std::int64_t value) { return "n" + std::to_string(value); }
+
 namespace {
 
 bool is_chat_user(const RuleEntry& e) { return e.kind == Kind::kChat && e.role == ChatRole::kUser; }

@@ -31,9 +31,15 @@ struct RuleEntry {
   bool has_stream_key = false;      // a pi.chunk with data.streamKey
   std::string_view id;
   std::string_view ref;              // a chat assistant's data.piRef, a pi.user's data.chatRef ("" if none)
-  std::string_view stream_key;       // a pi.chunk's data.streamKey, as written (JSON text)
-  std::string_view final_timestamp;  // a pi.assistant's message.timestamp, as written (JSON text)
+  std::string_view stream_key;       // a pi.chunk's data.streamKey (see stream_key_of_*)
+  std::string_view final_timestamp;  // a pi.assistant's message.timestamp, the same way ("" if neither)
 };
+
+// R6 compares a streamKey with a message.timestamp as values: a string by
+// its text, an integer by its value. Any other streamKey is no key. These
+// give each value the text that is compared.
+std::string stream_key_of_string(std::string_view text);
+std::string stream_key_of_integer(std::int64_t value);
 using RuleEntries = std::vector<RuleEntry>;
 
 // The position of the entry with this id, or -1 (ids are unique by then).

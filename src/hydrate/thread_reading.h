@@ -1,0 +1,48 @@
+// What reading a thread export gives before any rule runs: the accepted
+// entries, in the order they are converted, with what the rules read of
+// them, and what reading reported. Two readers give it: the converter's fast
+// reader (mapped bytes, two threads, checks during the syntax check) and the
+// reference reader (RapidJSON, one thread, the contract read plainly). Tests
+// compare the two on every golden export and on mutations of them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hydrate/thread_rules.h"
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/thread_export.h"
+
+namespace pihydrate {
+
+struct ReadEntry {
+  std::uint64_t index = 0;  // position in the export
+  thread_rules::Kind kind = thread_rules::Kind::kUnknown;
+  thread_rules::ChatRole role = thread_rules::ChatRole::kNone;
+  bool has_stream_key = false;
+  std::string id, ref, stream_key, final_timestamp;  // as in thread_rules::RuleEntry
+  bool operator==(const ReadEntry& o) const {
+    return index == o.index && kind == o.kind && role == o.role && has_stream_key == o.has_stream_key && id == o.id &&
+           ref == o.ref && stream_key == o.stream_key && final_timestamp == o.final_timestamp;
+  }
+};
+
+struct ReadThread {
+  bool json_valid = false;  // false: not JSON (either variant); nothing else is filled
+  bool number_too_big = false;  // the reference reader's: a number beyond a double's range
+  std::vector<ReadEntry> entries;
+  std::uint64_t entry_count = 0;  // entries in the export
+  Diagnostics diagnostics;        // errors stop the conversion; warnings do not
+  std::map<std::string, std::uint64_t> repairs;
+};
+
+// The fast reader: what convert_thread_export reads, stopped before planning.
+ReadThread read_thread_fast(std::string bytes, const std::string& file, const ThreadOptions& options);
+
+// The reference reader (thread_reference_reader.cc). It rejects what
+// RapidJSON cannot hold (a number beyond a double's range) as invalid JSON.
+ReadThread read_thread_reference(std::string bytes, const std::string& file, std::size_t max_depth);
+
+}  // namespace pihydrate
