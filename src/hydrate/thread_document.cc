@@ -1,5 +1,7 @@
 #include "hydrate/thread_document.h"
 
+#include "hydrate/page_window.h"
+
 #include "core/json_check.h"
 
 #include "core/bounded_stream.h"
@@ -151,7 +153,7 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
   // interrupts the other core to flush its TLB).
   if (residency_) {
     second.progress = [this, released = std::size_t{0}](std::size_t begin, std::size_t offset) mutable {
-      if (offset < std::max(begin, released) + kTouchStep) return;
+      if (offset < std::max(begin, released) + PageWindow::kStep) return;
       residency_->release_range(begin, offset);
       released = offset;
     };
@@ -251,7 +253,6 @@ bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool q
 
 RefKind ThreadDocument::kind(JsonRef ref) const {
   if (!ref.valid()) return RefKind::kMissing;
-  touch(ref.begin);
   switch (bytes_[ref.begin]) {
     case '{': return RefKind::kObject;
     case '[': return RefKind::kArray;
@@ -263,12 +264,11 @@ RefKind ThreadDocument::kind(JsonRef ref) const {
   }
 }
 
-// The mapper asks the same few objects (an entry, its data, its message)
+// The converter asks the same few objects (an entry, its data, its message)
 // for one member after another, so the last few walks are kept.
 const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin) const {
   MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
   if (!slot.valid || slot.begin != begin) {
-    touch(begin);
     object_members(bytes_, begin, &long_values_, slot.members);  // the slot's memory reused
     slot.begin = begin;
     slot.valid = true;
@@ -299,7 +299,6 @@ void ThreadDocument::members_into(JsonRef object, std::vector<MemberSpan>& out) 
     out.clear();
     return;
   }
-  touch(object.begin);
   object_members(bytes_, object.begin, &long_values_, out);
 }
 
@@ -308,22 +307,20 @@ JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string
   return m ? JsonRef{m->value_begin, m->value_end} : JsonRef{};
 }
 
-std::vector<JsonRef> ThreadDocument::elements(JsonRef array) const {
+std::vector<JsonRef> ThreadDocument::elements(JsonRef array, const std::function<void(std::size_t)>& progress) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;
-  // A long array (the entries) is walked with releases on the way.
-  std::function<void(std::size_t)> progress;
-  if (residency_ || shared_residency_) progress = [this](std::size_t offset) { touch(offset); };
   for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress)) out.push_back({e.begin, e.end});
   return out;
 }
 
-std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array) const {
+std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array,
+                                                       const std::function<void(std::size_t)>& progress) const {
   if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray || kind(root_) != RefKind::kObject)
-    return elements(array);
+    return elements(array, progress);
   bool top = false;
   for (const MemberSpan& m : cached_members(root_.begin)) top = top || m.value_begin == array.begin;
-  if (!top) return elements(array);
+  if (!top) return elements(array, progress);
   // Those inside the array's brackets are its own: any other array they
   // could belong to is outside it.
   std::vector<ElementSpan> all = std::move(layout_->top_array_elements);

@@ -58,13 +58,6 @@ class ThreadDocument {
   // Told, when set before parse, which bytes the passes are done with (a
   // mapped export then drops those pages); see ExportResidency.
   void set_residency(ExportResidency* residency) { residency_ = residency; }
-  // From now on, this reader's releases go to `residency` (a reader that
-  // only looks keeps its document const); returns where they went before.
-  ExportResidency* redirect_releases(ExportResidency* residency) const {
-    ExportResidency* before = residency_;
-    residency_ = residency;
-    return before;
-  }
   void release_before(std::size_t offset) const {
     if (residency_) residency_->release_before(offset);
   }
@@ -76,11 +69,9 @@ class ThreadDocument {
 
   // A reader of the same parsed document for another thread: the member
   // cache and lookup hints are its own (what parse found is shared, not
-  // copied), and it lets go of the pages it read
-  // through ExportResidency::release_range (its release_before does nothing).
+  // copied), and it releases nothing.
   ThreadDocument second_reader() const {
     ThreadDocument reader = *this;
-    reader.shared_residency_ = residency_;
     reader.residency_ = nullptr;
     reader.members_cache_ = {};
     return reader;
@@ -106,12 +97,13 @@ class ThreadDocument {
   // every entry once.
   void members_into(JsonRef object, std::vector<MemberSpan>& out) const;
   static JsonRef find(const std::vector<MemberSpan>& members, std::string_view key);
-  std::vector<JsonRef> elements(JsonRef array) const;
+  // `progress` (optional) is told how far a long walk has come.
+  std::vector<JsonRef> elements(JsonRef array, const std::function<void(std::size_t)>& progress = {}) const;
   // The same for an array that is a member of the top-level object (the
   // entries), from what the syntax check found when it could: then no byte
   // of the export is read again. What it found is handed over once (a big
   // export has hundreds of thousands of entries): a second call walks.
-  std::vector<JsonRef> top_array_elements(JsonRef array) const;
+  std::vector<JsonRef> top_array_elements(JsonRef array, const std::function<void(std::size_t)>& progress = {}) const;
   std::string string_value(JsonRef ref) const;                 // unescaped
   // The same without a copy for a string with no escape (nearly every one):
   // a view of the document, or of `scratch` holding it unescaped.
@@ -126,10 +118,6 @@ class ThreadDocument {
 
   // Documents this long are checked on two threads when a split can be guessed.
   static constexpr std::size_t kSecondThreadBytes = std::size_t{8} << 20;
-  // How far a reader moves between two releases of the export's pages (a
-  // drop interrupts the other core to flush its TLB): about one step stays
-  // resident per reader.
-  static constexpr std::size_t kTouchStep = std::size_t{4} << 20;
 
  private:
   // With `collect_long_values`, the quick check also fills long_values_
@@ -151,28 +139,7 @@ class ThreadDocument {
   static constexpr std::size_t kMembersCacheSlots = 61;  // prime: object offsets are not uniform
   mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
   std::string_view bytes_;
-  mutable ExportResidency* residency_ = nullptr;
-  ExportResidency* shared_residency_ = nullptr;  // a second reader's: the owner's residency
-  // The mapper's phases each walk the entries front to back, and every
-  // access maps a few neighbouring pages in. Once accesses have moved
-  // kTouchStep away from where the last release happened, the owner releases
-  // everything; a second reader releases only what it touched since its last
-  // release (up to a step past it: an object read there may reach that far),
-  // so the owner's pages stay. About one step of the export stays resident
-  // per reader.
-  mutable std::size_t touch_anchor_ = 0;
-  mutable std::size_t touched_low_ = 0, touched_high_ = 0;
-  void touch(std::size_t offset) const {
-    if (!residency_ && !shared_residency_) return;
-    if (offset >= touch_anchor_ + kTouchStep || offset + kTouchStep <= touch_anchor_) {
-      if (residency_) residency_->release_before(bytes_.size());
-      else shared_residency_->release_range(touched_low_, touched_high_ + kTouchStep);
-      touch_anchor_ = touched_low_ = touched_high_ = offset;
-    } else {
-      touched_low_ = std::min(touched_low_, offset);
-      touched_high_ = std::max(touched_high_, offset);
-    }
-  }
+  ExportResidency* residency_ = nullptr;
   bool jsonl_ = false;
   JsonRef root_;
   // Where lines start, and the JSONL variant's entries: written by parse,

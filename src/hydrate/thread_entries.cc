@@ -1,6 +1,6 @@
 // Reading the export's entries (R1, R2): each entry checked on its own,
 // on two threads for a big export, then settled in entry order into envelopes.
-#include "hydrate/thread_mapper.h"
+#include "hydrate/thread_converter.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,13 +10,13 @@
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
-namespace thread_mapping {
+namespace thread_converter {
 
 // One entry of the export, checked through `doc` without touching the
-// mapper's state: whether it is accepted, and what to report, depend only on
+// converter's state: whether it is accepted, and what to report, depend only on
 // the entry, except for duplicate ids and missing seqs, which read_envelopes
 // settles in entry order.
-void Mapper::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
+void ThreadConverter::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
                          std::string& plan_values) const {
   auto fail = [&](std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
                   const std::string& message) {
@@ -163,7 +163,7 @@ std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string&
 // The value the planning rules (rule_entries) read of
 // an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
 // pi.assistant's or pi.chunk's payload's; `message_members` its message's.
-void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
+void ThreadConverter::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
                              const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) {
   facts.value_begin = plan_values.size();
   std::string scratch;  // allocated only for an escaped reference
@@ -189,7 +189,7 @@ void Mapper::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const
   facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
 
-void Mapper::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDocument& reader) {
+void ThreadConverter::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDocument& reader) {
   Part& part = parts[part_number];
   if (!part.complete) return;
   if (element.end - element.begin > UINT32_MAX) {  // read_envelopes reports it
@@ -200,7 +200,7 @@ void Mapper::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDo
   early.envelope = Envelope::of_entry(part.entries.size(), element);
   EntryCheck c;
   part.checker.diagnostics.clear();
-  mapper_.check_entry(reader, early.envelope, c, part.checker, early.facts, part.plan_values);
+  converter_.check_entry(reader, early.envelope, c, part.checker, early.facts, part.plan_values);
   early.id_begin = c.id_begin;
   early.id_size = c.id_size;
   early.id_at = c.has_id ? static_cast<std::uint32_t>(c.id_at - element.begin) : 0;
@@ -218,7 +218,7 @@ namespace {
 bool inside(JsonRef array, JsonRef element) { return element.begin >= array.begin && element.begin < array.end; }
 }  // namespace
 
-bool Mapper::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const {
+bool ThreadConverter::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const {
   const int parts = early_.second_part_taken ? 2 : 1;
   std::size_t i = 0;
   for (int k = 0; k < parts; ++k) {
@@ -235,7 +235,7 @@ bool Mapper::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) c
 }
 
 template <typename Settle>
-void Mapper::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
+void ThreadConverter::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
   envs_.reserve(n);
   plan_facts_.reserve(n);
   Checker again;
@@ -255,6 +255,7 @@ void Mapper::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
         EntryCheck c;
         again.ids.clear();
         again.diagnostics.clear();
+        reading(envs_[i]);
         check_entry(doc_, envs_[i], c, again, plan_facts_[i], plan_values_);
         settle(i, c, again, next_diagnostic);
         return;
@@ -276,7 +277,8 @@ void Mapper::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
   early_.forget();
 }
 
-bool Mapper::read_envelopes() {
+bool ThreadConverter::read_envelopes() {
+  pages_ = PageWindow(options_.residency, doc_.bytes().size(), /*shared=*/false);
   JsonRef root = doc_.root();
   // A member of the root that must hold one value: a string's decoded text,
   // or a number's text.
@@ -313,7 +315,7 @@ bool Mapper::read_envelopes() {
       error("entries", array.valid() ? array.begin : root.begin, array.valid() ? "expected an array" : "missing");
       return false;
     }
-    entries = doc_.top_array_elements(array);
+    entries = doc_.top_array_elements(array, [this](std::size_t offset) { pages_.reading(offset); });
   }
   // Each entry is checked on its own, the second half on the second core
   // through a reader of its own; duplicates, the order keys of entries
@@ -392,6 +394,7 @@ bool Mapper::read_envelopes() {
       EntryCheck c;
       checker.ids.clear();
       checker.diagnostics.clear();
+      reading(envs_[i]);
       check_entry(doc_, envs_[i], c, checker, plan_facts_[i], plan_values_);
       std::size_t next_diagnostic = 0;
       settle(i, c, checker, next_diagnostic);
@@ -410,8 +413,11 @@ bool Mapper::read_envelopes() {
     const ThreadDocument second_reader = doc_.second_reader();
     run_beside(
         [&] {
-          for (std::size_t i = half; i < n; ++i)
+          PageWindow second_pages(options_.residency, doc_.bytes().size(), /*shared=*/true);
+          for (std::size_t i = half; i < n; ++i) {
+            second_pages.reading(envs_[i].ref().begin);
             check_entry(second_reader, envs_[i], second_half[i - half], second_checker, plan_facts_[i], second_values);
+          }
         },
         [&] { check_and_settle(0, half); });
     for (std::size_t i = half; i < n; ++i) plan_facts_[i].value_begin += plan_values_.size();
@@ -429,5 +435,5 @@ bool Mapper::read_envelopes() {
   return true;
 }
 
-}  // namespace thread_mapping
+}  // namespace thread_converter
 }  // namespace pihydrate

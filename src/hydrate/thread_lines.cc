@@ -1,7 +1,7 @@
 // Building the converted session's lines: the verbatim pi messages (R4,
 // R5), chat turns (R3, R7), rebuilt streams (R6), compactions (R9), in
 // blocks for the spool.
-#include "hydrate/thread_mapper.h"
+#include "hydrate/thread_converter.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,9 +10,9 @@
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
-namespace thread_mapping {
+namespace thread_converter {
 
-std::string Mapper::text_of_message(JsonRef message) const {
+std::string ThreadConverter::text_of_message(JsonRef message) const {
   JsonRef content = doc_.member(message, "content");
   if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
   std::string text;
@@ -24,13 +24,13 @@ std::string Mapper::text_of_message(JsonRef message) const {
   return text;
 }
 
-void Mapper::model_of(JsonRef message, std::string& api, std::string& provider, std::string& model) {
+void ThreadConverter::model_of(JsonRef message, std::string& api, std::string& provider, std::string& model) {
   api = doc_.string_value(doc_.member(message, "api"));
   provider = doc_.string_value(doc_.member(message, "provider"));
   model = doc_.string_value(doc_.member(message, "model"));
 }
 
-std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
+std::string ThreadConverter::message_ms(const Envelope& e, JsonRef message) {
   JsonRef ms = doc_.member(message, "timestamp");
   if (doc_.kind(ms) == RefKind::kNumber) return std::string(doc_.raw(ms));
   if (doc_.kind(e.ts()) == RefKind::kNumber) return std::string(doc_.raw(e.ts()));
@@ -40,7 +40,7 @@ std::string Mapper::message_ms(const Envelope& e, JsonRef message) {
   return std::to_string(from_iso >= 0 ? from_iso : 0);
 }
 
-std::string Mapper::entry_timestamp(const Envelope& e, JsonRef message) {
+std::string ThreadConverter::entry_timestamp(const Envelope& e, JsonRef message) {
   std::string ts;
   std::int64_t ms = 0;
   const RefKind kind = doc_.kind(e.ts());
@@ -75,18 +75,18 @@ void rebase(std::vector<MemberSpan>& members, std::size_t base) {
 }
 }  // namespace
 
-std::vector<MemberSpan> Mapper::members_at(std::size_t base, std::size_t at) const {
+std::vector<MemberSpan> ThreadConverter::members_at(std::size_t base, std::size_t at) const {
   std::vector<MemberSpan> members = doc_.members(JsonRef{base + at, base + at + 1});
   rebase(members, base);
   return members;
 }
 
-void Mapper::members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const {
+void ThreadConverter::members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const {
   doc_.members_into(JsonRef{base + at, base + at + 1}, out);
   rebase(out, base);
 }
 
-std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) const {
+std::vector<ElementSpan> ThreadConverter::elements_at(std::size_t base, std::size_t at) const {
   std::vector<ElementSpan> out;
   for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1})) out.push_back({el.begin - base, el.end - base});
   return out;
@@ -97,7 +97,7 @@ std::vector<ElementSpan> Mapper::elements_at(std::size_t base, std::size_t at) c
 // is most of the line, and its bytes are copied once. The block is handed
 // over first if the line might not fit: the hint counts every byte an edit
 // inserts, never less than the line grows, sometimes more.
-void Mapper::emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg) {
+void ThreadConverter::emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg) {
   const Envelope& e = envs_[env];
   const std::string timestamp = json_quote(entry_timestamp(e, e.message()));
   const bool compact = doc_.is_compact(e.message());
@@ -121,7 +121,7 @@ void Mapper::emit_message(std::size_t env, const ByteEdits& edits, std::string_v
   record_item(env);
 }
 
-void Mapper::emit_assistant(std::size_t env) {
+void ThreadConverter::emit_assistant(std::size_t env) {
   const Envelope& e = envs_[env];
   // Work on the message's own bytes so edits stay local to it.
   const std::string_view msg = doc_.raw(e.message());
@@ -177,7 +177,7 @@ void Mapper::emit_assistant(std::size_t env) {
   settle_assistant(env, edits, msg, call_ids);
 }
 
-void Mapper::settle_assistant(std::size_t env, const ByteEdits& edits, std::string_view msg,
+void ThreadConverter::settle_assistant(std::size_t env, const ByteEdits& edits, std::string_view msg,
                               const std::vector<std::string>& call_ids) {
   last_assistant_ = static_cast<std::int64_t>(env);
   last_model_read_ = false;
@@ -185,7 +185,7 @@ void Mapper::settle_assistant(std::size_t env, const ByteEdits& edits, std::stri
   for (const std::string& id : call_ids) add_tool_id(id);
 }
 
-void Mapper::read_last_model() {
+void ThreadConverter::read_last_model() {
   if (last_model_read_) return;
   model_of(envs_[static_cast<std::size_t>(last_assistant_)].message(), last_api_, last_provider_, last_model_);
   last_model_read_ = true;
@@ -193,7 +193,7 @@ void Mapper::read_last_model() {
 
 // R5: the verbatim ToolResultMessage (its content repaired as every
 // session's is, by hydrate_session).
-void Mapper::emit_tool_result(std::size_t env) {
+void ThreadConverter::emit_tool_result(std::size_t env) {
   const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
   if (e.plain_message) {
@@ -211,7 +211,7 @@ void Mapper::emit_tool_result(std::size_t env) {
 }
 
 // R3: a chat user turn; attachments become image blocks.
-std::string Mapper::chat_user_line(const Envelope& e) {
+std::string ThreadConverter::chat_user_line(const Envelope& e) {
   std::string text = doc_.string_value(doc_.member(e.ref(), "text"));
   std::vector<JsonRef> attachments = doc_.elements(doc_.member(e.ref(), "attachments"));
   std::string content;
@@ -248,7 +248,7 @@ std::string Mapper::chat_user_line(const Envelope& e) {
 
 // R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
 // assistant message of the thread's model.
-void Mapper::resume_model(std::string& api, std::string& provider, std::string& model) {
+void ThreadConverter::resume_model(std::string& api, std::string& provider, std::string& model) {
   JsonRef thread_model = doc_.member(thread_, "model");
   if (doc_.kind(thread_model) == RefKind::kObject) {
     provider = doc_.string_value(doc_.member(thread_model, "provider"));
@@ -263,7 +263,7 @@ void Mapper::resume_model(std::string& api, std::string& provider, std::string& 
   if (api.empty()) api = "openai-completions";
 }
 
-std::string Mapper::chat_assistant_line(const Envelope& e) {
+std::string ThreadConverter::chat_assistant_line(const Envelope& e) {
   std::string api, provider, model;
   resume_model(api, provider, model);
   out_.repairs["chat-assistant-as-text-message"]++;
@@ -276,9 +276,10 @@ std::string Mapper::chat_assistant_line(const Envelope& e) {
 }
 
 // R6 --partial keep|text: rebuild an assistant message from its stream.
-std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
+std::string ThreadConverter::partial_line(const std::vector<std::size_t>& group) {
   std::map<std::int64_t, std::pair<std::string, std::string>> blocks;  // contentIndex -> (type, text or raw)
   for (std::size_t pos : group) {
+    reading(envs_[pos]);
     JsonRef event = doc_.member(envs_[pos].payload(), "event");
     std::string type = doc_.string_value(doc_.member(event, "type"));
     JsonRef index_ref = doc_.member(event, "contentIndex");
@@ -328,12 +329,12 @@ std::string Mapper::partial_line(const std::vector<std::size_t>& group) {
 
 // Appends one converted line to the session text (a pretty-printed export
 // must still give one line per entry) and remembers where it came from.
-void Mapper::push(std::size_t env, std::string line, bool compact) {
+void ThreadConverter::push(std::size_t env, std::string line, bool compact) {
   emit_line(line, compact);
   record_item(env);
 }
 
-void Mapper::record_item(std::size_t env) {
+void ThreadConverter::record_item(std::size_t env) {
   Item item;
   item.ids_begin = tool_ids_.size();
   items_.push_back(item);
@@ -351,7 +352,7 @@ void Mapper::record_item(std::size_t env) {
 // past its capacity would double it, in every buffer the spool cycles.
 constexpr std::size_t kSpoolBlock = std::size_t{1} << 20;
 
-std::string& Mapper::open_line(std::size_t size_hint) {
+std::string& ThreadConverter::open_line(std::size_t size_hint) {
   if (!options_.spool) return out_.session;
   std::string& block = spool_block_.bytes;
   if (!block.empty() && block.size() + size_hint + 1 > kSpoolBlock) flush_spool();
@@ -359,7 +360,7 @@ std::string& Mapper::open_line(std::size_t size_hint) {
   return block;
 }
 
-void Mapper::close_line(std::size_t start) {
+void ThreadConverter::close_line(std::size_t start) {
   std::string& target = options_.spool ? spool_block_.bytes : out_.session;
   target += '\n';
   out_.session_bytes += target.size() - start;
@@ -368,7 +369,7 @@ void Mapper::close_line(std::size_t start) {
 
 // One line of the converted session (compacted: a pretty-printed export must
 // still give one line per entry), into memory or the spool file.
-void Mapper::emit_line(std::string_view line, bool compact) {
+void ThreadConverter::emit_line(std::string_view line, bool compact) {
   std::string& target = open_line(line.size());
   const std::size_t before = target.size();
   if (compact) target.append(line);
@@ -376,19 +377,19 @@ void Mapper::emit_line(std::string_view line, bool compact) {
   close_line(before);
 }
 
-void Mapper::flush_spool() {
+void ThreadConverter::flush_spool() {
   if (options_.spool && !spool_block_.bytes.empty()) options_.spool(spool_block_);
   spool_block_.clear();
 }
 
-void Mapper::add_tool_id(std::string_view id) {
+void ThreadConverter::add_tool_id(std::string_view id) {
   const auto size = static_cast<std::uint32_t>(id.size());
   tool_ids_.append(reinterpret_cast<const char*>(&size), sizeof size);
   tool_ids_.append(id);
   items_.back().id_count++;
 }
 
-std::vector<std::string_view> Mapper::tool_ids_of(const Item& item) const {
+std::vector<std::string_view> ThreadConverter::tool_ids_of(const Item& item) const {
   std::vector<std::string_view> ids;
   std::size_t at = item.ids_begin;
   for (std::uint32_t k = 0; k < item.id_count; ++k) {
@@ -402,7 +403,7 @@ std::vector<std::string_view> Mapper::tool_ids_of(const Item& item) const {
 
 // R9: a compaction, anchored through firstKeptRef, piEntryId, the last user
 // turn before it, or itself. v1's firstKeptEntryIndex counts the header as 0.
-std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
+std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_pos, bool& skipped) {
   const Envelope& e = envs_[pos];
   JsonRef result = doc_.member(e.payload(), "result");
   JsonRef aborted = doc_.member(e.payload(), "aborted");
@@ -470,10 +471,11 @@ std::string Mapper::compaction_line(std::size_t pos, std::size_t item_pos, bool&
   return line + "}";
 }
 
-void Mapper::emit_all() {
+void ThreadConverter::emit_all() {
   item_of_env_.assign(envs_.size(), -1);
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
+    reading(e);
     if (auto p = partial_at_.find(i); p != partial_at_.end()) {
       std::string line = partial_line(partial_groups_[p->second]);
       if (!line.empty()) push(i, std::move(line));
@@ -518,5 +520,5 @@ void Mapper::emit_all() {
   }
 }
 
-}  // namespace thread_mapping
+}  // namespace thread_converter
 }  // namespace pihydrate

@@ -1,7 +1,7 @@
 // Planning the converted session before any line is built: the rules of
 // thread_rules.h applied to the envelopes (R3, R6, R7), what compactions
 // name (R9), and dropping the envelopes that give no line.
-#include "hydrate/thread_mapper.h"
+#include "hydrate/thread_converter.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,17 +10,17 @@
 #include "core/index_by_key.h"
 
 namespace pihydrate {
-namespace thread_mapping {
+namespace thread_converter {
 
 // Envelope positions by id (ids are unique by now).
-Mapper::EnvelopesById Mapper::envelopes_by_id() const {
+ThreadConverter::EnvelopesById ThreadConverter::envelopes_by_id() const {
   EnvelopesById by_id(envs_.size(), IdAtPosition{this});
   for (std::size_t i = 0; i < envs_.size(); ++i) by_id.put(static_cast<std::uint32_t>(i));
   return by_id;
 }
 
 // The rules' table (thread_rules.h): each envelope's kind, id and plan facts, by name.
-RuleEntries Mapper::rule_entries() const {
+RuleEntries ThreadConverter::rule_entries() const {
   RuleEntries table(envs_.size());
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
@@ -50,19 +50,20 @@ RuleEntries Mapper::rule_entries() const {
   return table;
 }
 
-void Mapper::count_repair(const char* kind, std::uint64_t count) {
+void ThreadConverter::count_repair(const char* kind, std::uint64_t count) {
   if (count > 0) out_.repairs[kind] += count;
 }
 
 // R3, R7 and R6 decide which envelopes give no line of their own, which
 // chat turn a pi.user stands in for and which streams are rebuilt.
-void Mapper::plan(const EnvelopesById& by_id) {
+void ThreadConverter::plan(const EnvelopesById& by_id) {
   const std::size_t n = envs_.size();
   {
     const RuleEntries table = rule_entries();
     auto position_of_id = [&by_id](std::string_view id) { return by_id.find(id); };
     auto text_of = [this](std::size_t i) {
       const Envelope& e = envs_[i];
+      reading(e);
       return e.kind == Kind::kChat ? doc_.string_value(doc_.member(e.ref(), "text")) : text_of_message(e.message());
     };
     UserReplacements users;
@@ -119,11 +120,12 @@ void Mapper::plan(const EnvelopesById& by_id) {
 // earlier one; ids are unique by now) and the last one whose piEntryId is
 // its result.firstKeptEntryId. Found before envelopes are dropped, since
 // either may name an entry that gives no line.
-void Mapper::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
+void ThreadConverter::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
   std::vector<std::size_t> compactions;
   bool any_pi_id = false;
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     if (envs_[i].kind != Kind::kPiCompaction || dropped_[i]) continue;
+    reading(envs_[i]);
     compactions.push_back(i);
     any_pi_id = any_pi_id || !doc_.string_value(doc_.member(doc_.member(envs_[i].payload(), "result"), "firstKeptEntryId")).empty();
   }
@@ -138,6 +140,7 @@ void Mapper::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
   if (any_pi_id) {
     pi_id_spans.resize(envs_.size());
     for (std::size_t j = 0; j < envs_.size(); ++j) {
+      reading(envs_[j]);
       const std::string id = doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
       pi_id_spans[j] = {pi_ids.size(), static_cast<std::uint32_t>(id.size())};
       pi_ids += id;
@@ -145,6 +148,7 @@ void Mapper::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
     }
   }
   for (std::size_t c : compactions) {
+    reading(envs_[c]);
     const JsonRef payload = envs_[c].payload();
     CompactionRefs refs;
     const std::string ref = doc_.string_value(doc_.member(payload, "firstKeptRef"));
@@ -162,7 +166,7 @@ void Mapper::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
 // big export's; once planned, only those a kept line reads stay: a pi.user
 // emitted at its chat turn's place and the chunks of a stream rebuilt by
 // --partial. Positions are renumbered, so every plan's index follows.
-void Mapper::drop_envelopes_that_give_nothing() {
+void ThreadConverter::drop_envelopes_that_give_nothing() {
   const std::size_t n = envs_.size();
   std::vector<std::uint8_t> keep(n);
   for (std::size_t i = 0; i < n; ++i) keep[i] = !dropped_[i];
@@ -216,5 +220,5 @@ void Mapper::drop_envelopes_that_give_nothing() {
   replaced_by_.shrink_to_fit();
 }
 
-}  // namespace thread_mapping
+}  // namespace thread_converter
 }  // namespace pihydrate

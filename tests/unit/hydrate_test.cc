@@ -15,6 +15,7 @@
 
 #include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
@@ -1498,10 +1499,10 @@ TEST(ThreadDocumentTest, TheSecondThreadLetsPagesGoAStepAtATime) {
   std::size_t last = begin;
   for (const auto& range : residency.ranges) {
     EXPECT_EQ(range.first, begin);
-    EXPECT_GE(range.second, last + ThreadDocument::kTouchStep) << "a release less than a step after the last";
+    EXPECT_GE(range.second, last + PageWindow::kStep) << "a release less than a step after the last";
     last = range.second;
   }
-  EXPECT_GT(last, text.size() - ThreadDocument::kTouchStep - (std::size_t{1} << 20)) << "nearly to the end";
+  EXPECT_GT(last, text.size() - PageWindow::kStep - (std::size_t{1} << 20)) << "nearly to the end";
   ASSERT_FALSE(residency.released.empty());
   EXPECT_EQ(residency.released.back(), text.size());  // then everything goes
 }

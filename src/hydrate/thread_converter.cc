@@ -1,12 +1,12 @@
-// convert_thread_export: the mapping rules of docs/thread-export.md (R1-R15)
+// convert_thread_export: the rules of docs/thread-export.md (R1-R15)
 // from a thread export to a linear session in pi's line format. Tool-call
 // pairing, ids and writing are left to hydrate_session, which treats the
 // result like any other session (a v1-shaped file: no ids, one chain).
 //
-// This file runs the phases in order (Mapper::run); each has its own file:
+// This file runs the phases in order (ThreadConverter::run); each has its own file:
 // thread_entries.cc reads and checks the entries, thread_plan.cc decides
 // what becomes a line, thread_lines.cc builds the lines.
-#include "hydrate/thread_mapper.h"
+#include "hydrate/thread_converter.h"
 #include "hydrate/thread_reading.h"
 
 #include <algorithm>
@@ -25,7 +25,7 @@
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
-namespace thread_mapping {
+namespace thread_converter {
 
 // ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
 std::string iso_from_ms(std::int64_t ms) {
@@ -85,7 +85,7 @@ void return_freed_heap() {
 #endif
 }
 
-std::vector<ReadEntry> Mapper::read_only() {
+std::vector<ReadEntry> ThreadConverter::read_only() {
   std::vector<ReadEntry> read;
   if (!read_envelopes()) return read;
   const RuleEntries table = rule_entries();
@@ -105,7 +105,7 @@ std::vector<ReadEntry> Mapper::read_only() {
   return read;
 }
 
-void Mapper::run() {
+void ThreadConverter::run() {
   if (!read_envelopes()) return;
   JsonRef created = doc_.member(thread_, "createdAt");
   if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
@@ -150,7 +150,7 @@ void Mapper::run() {
   out_.origins.reserve(out_.origins.size() + envs_.size() + 4);  // about a line each, and the trailer
   // From here to the end, releases go where the options say (the whole
   // export stays mapped until the conversion returns).
-  if (options_.lines_residency) doc_.redirect_releases(options_.lines_residency);
+  if (options_.lines_residency) pages_ = PageWindow(options_.lines_residency, doc_.bytes().size(), /*shared=*/false);
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
@@ -184,9 +184,9 @@ void Mapper::run() {
   out_.origin_ids = std::move(ids_);
 }
 
-}  // namespace thread_mapping
+}  // namespace thread_converter
 
-using thread_mapping::Mapper;
+using thread_converter::ThreadConverter;
 
 std::string ConvertedThread::path_of(const ThreadOrigin& o) {
   return o.entry == ThreadOrigin::kThread ? std::string("thread") : "entries[" + std::to_string(o.entry) + "]";
@@ -204,12 +204,12 @@ ConvertedThread convert_thread_export(std::string& bytes, const std::string& fil
 
 namespace {
 
-// Parses the export for `mapper` (lone surrogates repaired first when the
+// Parses the export for `converter` (lone surrogates repaired first when the
 // quick check is not sure of the bytes): false, with the error in `out`,
 // when it is not JSON. `options.borrow_from_export` is turned off when bytes
 // were rewritten, since they are then not the file's.
 bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options,
-                  ThreadDocument& doc, Mapper& mapper, ConvertedThread& out) {
+                  ThreadDocument& doc, ThreadConverter& converter, ConvertedThread& out) {
   ExportResidency* residency = options.residency;
   const std::string_view view(bytes, size);
   // Nearly every export is plain JSON without an escaped UTF-16 surrogate,
@@ -217,10 +217,10 @@ bool parse_export(char* bytes, std::size_t size, const std::string& file, Thread
   // Otherwise lone surrogates are repaired first and the export read again.
   doc.set_residency(residency);
   bool parsed = doc.parse_plain(view, options.max_depth,
-                                options.check_entries_while_parsing ? mapper.entry_checks_during_parse() : nullptr);
+                                options.check_entries_while_parsing ? converter.entry_checks_during_parse() : nullptr);
   bool any_rewritten = false;
   if (!parsed) {
-    mapper.forget_entry_checks_during_parse();
+    converter.forget_entry_checks_during_parse();
     std::function<void(std::size_t)> rewritten = [residency, &any_rewritten](std::size_t at) {
       any_rewritten = true;
       if (residency) residency->rewritten(at, at + 4);
@@ -252,13 +252,13 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
                                       const ThreadOptions& options) {
   ConvertedThread out;
   ThreadDocument doc;
-  ThreadOptions mapping_options = options;
-  Mapper mapper(doc, file, mapping_options, out);
-  if (!parse_export(bytes, size, file, mapping_options, doc, mapper, out)) return out;
-  if (mapping_options.borrow_from_export && mapping_options.spool && options.export_strings &&
+  ThreadOptions converter_options = options;
+  ThreadConverter converter(doc, file, converter_options, out);
+  if (!parse_export(bytes, size, file, converter_options, doc, converter, out)) return out;
+  if (converter_options.borrow_from_export && converter_options.spool && options.export_strings &&
       doc.long_values().strings_valid_utf8())
     options.export_strings(doc.long_values());
-  mapper.run();
+  converter.run();
   return out;
 }
 
@@ -266,10 +266,10 @@ ReadThread read_thread_fast(std::string bytes, const std::string& file, const Th
   ReadThread read;
   ConvertedThread out;
   ThreadDocument doc;
-  ThreadOptions mapping_options = options;
-  Mapper mapper(doc, file, mapping_options, out);
-  read.json_valid = parse_export(bytes.data(), bytes.size(), file, mapping_options, doc, mapper, out);
-  if (read.json_valid) read.entries = mapper.read_only();
+  ThreadOptions converter_options = options;
+  ThreadConverter converter(doc, file, converter_options, out);
+  read.json_valid = parse_export(bytes.data(), bytes.size(), file, converter_options, doc, converter, out);
+  if (read.json_valid) read.entries = converter.read_only();
   read.entry_count = out.entry_count;
   read.diagnostics = std::move(out.diagnostics);
   read.repairs = std::move(out.repairs);

@@ -1,4 +1,4 @@
-// The thread export converter's parts (see thread_mapper.cc): what every
+// The thread export converter's parts (see thread_converter.cc): what every
 // phase shares. Internal to src/hydrate; the public entry point is
 // convert_thread_export in pihydrate/thread_export.h.
 #pragma once
@@ -14,6 +14,7 @@
 #include "core/index_by_key.h"
 #include "core/run_beside.h"
 #include "core/json_spans.h"
+#include "hydrate/page_window.h"
 #include "hydrate/thread_document.h"
 #include "hydrate/thread_rules.h"
 #include "pihydrate/chunked_vector.h"
@@ -23,7 +24,7 @@
 namespace pihydrate {
 struct ReadEntry;  // thread_reading.h
 
-namespace thread_mapping {
+namespace thread_converter {
 
 // ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
 std::string iso_from_ms(std::int64_t ms);
@@ -57,7 +58,7 @@ void return_freed_heap();
 // from its start (an entry is under 4 GiB; read_envelopes checks).
 struct Envelope {
   std::uint64_t ref_begin = 0;
-  std::uint64_t id_begin = 0;  // its id: Mapper::ids_ from id_begin (see Mapper::id_of)
+  std::uint64_t id_begin = 0;  // its id: ThreadConverter::ids_ from id_begin (see ThreadConverter::id_of)
   std::int64_t order_key = 0;
   std::uint32_t index = 0;     // position in the export
   std::uint32_t ref_size = 0;
@@ -106,7 +107,7 @@ static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it sma
 // reference does not settle the match, and read then. rule_entries() gives
 // the rules these facts by name.
 struct PlanFacts {
-  std::uint64_t value_begin = 0;  // the value: Mapper::plan_values_ from value_begin
+  std::uint64_t value_begin = 0;  // the value: ThreadConverter::plan_values_ from value_begin
   std::uint32_t value_size = 0;
   ChatRole role = ChatRole::kNone;  // a chat entry's
   // The value is a chat assistant's piRef, a pi.user's chatRef (both
@@ -117,7 +118,7 @@ struct PlanFacts {
 
 // One line of the converted session after the header, as compaction anchors
 // need it. There is one per message, so its tool call ids are kept in one
-// string (Mapper::tool_ids_), each as a 4-byte length and its bytes.
+// string (ThreadConverter::tool_ids_), each as a 4-byte length and its bytes.
 struct Item {
   std::uint64_t ids_begin = 0;
   std::uint32_t id_count = 0;   // an assistant's tool calls, or a tool result's one toolCallId
@@ -125,9 +126,9 @@ struct Item {
   bool is_tool_result = false;
 };
 
-class Mapper {
+class ThreadConverter {
  public:
-  Mapper(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options, ConvertedThread& out)
+  ThreadConverter(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options, ConvertedThread& out)
       : doc_(doc), file_(file), options_(options), out_(out) {}
 
   void run();
@@ -208,7 +209,7 @@ class Mapper {
   };
   class EarlyChecks : public TopElementVisitor {
    public:
-    explicit EarlyChecks(const Mapper& mapper) : mapper_(mapper) {}
+    explicit EarlyChecks(const ThreadConverter& converter) : converter_(converter) {}
     void visit(int part, JsonRef element, const ThreadDocument& reader) override;
     void forget() {
       for (Part& part : parts) {
@@ -227,7 +228,7 @@ class Mapper {
     Part parts[2];  // each written by its part's thread only
 
    private:
-    const Mapper& mapper_;
+    const ThreadConverter& converter_;
   };
   EarlyChecks early_{*this};
   // Whether what early_ heard is exactly `entries` (the elements of the
@@ -239,8 +240,8 @@ class Mapper {
   // Envelope positions by id; positions change when envelopes are sorted
   // or dropped, so an index holds only between those.
   struct IdAtPosition {
-    const Mapper* mapper;
-    std::string_view operator()(std::uint32_t pos) const { return mapper->id_of(mapper->envs_[pos]); }
+    const ThreadConverter* converter;
+    std::string_view operator()(std::uint32_t pos) const { return converter->id_of(converter->envs_[pos]); }
   };
   using EnvelopesById = IndexByKey<IdAtPosition, std::hash<std::string_view>>;
   EnvelopesById envelopes_by_id() const;  // every envelope's, ids unique by then
@@ -291,6 +292,9 @@ class Mapper {
   const std::string& file_;
   const ThreadOptions& options_;
   ConvertedThread& out_;
+  // Each phase says which entry it reads, so the pages behind can go (fast path).
+  PageWindow pages_;
+  void reading(const Envelope& e) { pages_.reading(e.ref().begin); }
   SpoolBlock spool_block_;  // lines not yet handed to options_.spool
   std::vector<ByteEdits::CopiedRun> copied_;  // a message line's, reused
   std::vector<MemberSpan> block_members_;      // a content block's, reused
@@ -335,5 +339,5 @@ class Mapper {
   void drop_envelopes_that_give_nothing();
 };
 
-}  // namespace thread_mapping
+}  // namespace thread_converter
 }  // namespace pihydrate
