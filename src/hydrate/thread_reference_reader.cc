@@ -127,6 +127,8 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
 std::unique_ptr<Value> parse_value(std::string_view bytes, std::size_t begin, std::size_t end, std::size_t max_depth,
                                    ReadThread& out) {
   const std::string text(bytes.substr(begin, end - begin));  // NUL-terminated for RapidJSON
+  // A NUL byte is never JSON (outside a string as inside one), and RapidJSON would end the text there.
+  if (text.find('\0') != std::string::npos) return nullptr;
   PlainStream stream(text.c_str());
   Builder builder(bytes, begin, max_depth, stream);
   rapidjson::Reader reader;

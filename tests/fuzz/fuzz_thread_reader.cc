@@ -1,0 +1,40 @@
+// The converter's fast reader of thread exports against the reference
+// reader (src/hydrate/thread_reading.h) on arbitrary bytes: the same
+// entries, diagnostics and repairs, with the fast path's mechanisms on or off.
+#include <cstdint>
+#include <string>
+
+#include "hydrate/thread_reading.h"
+
+namespace {
+
+bool same(const pihydrate::ReadThread& a, const pihydrate::ReadThread& b) {
+  if (a.json_valid != b.json_valid) return false;
+  if (!a.json_valid) return true;  // both leave the message to RapidJSON
+  if (a.entries != b.entries || a.entry_count != b.entry_count || a.repairs != b.repairs) return false;
+  if (a.diagnostics.size() != b.diagnostics.size()) return false;
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i) {
+    const pihydrate::Diagnostic& x = a.diagnostics[i];
+    const pihydrate::Diagnostic& y = b.diagnostics[i];
+    if (x.code != y.code || x.severity != y.severity || x.line != y.line || x.column != y.column ||
+        x.message != y.message)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace pihydrate;
+  if (size == 0) return 0;
+  ThreadOptions options;
+  const bool mechanisms_on = (data[0] & 1) != 0;
+  options.two_threads_from = mechanisms_on ? 1 : SIZE_MAX;
+  options.check_entries_while_parsing = mechanisms_on;
+  const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const ReadThread reference = read_thread_reference(bytes, "t.json", options.max_depth);
+  if (reference.number_too_big) return 0;  // past what the reference reads (JSON.parse: Infinity)
+  if (!same(read_thread_fast(bytes, "t.json", options), reference)) __builtin_trap();
+  return 0;
+}
