@@ -1,3 +1,4 @@
+// The commands run_cli dispatches to (src/cli/*_command.cc), each a thin shell over the library.
 #pragma once
 
 #include <iosfwd>

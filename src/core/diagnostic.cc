@@ -1,3 +1,4 @@
+// Diagnostics as data: the code table, code and level names, and quoting a value for a message.
 #include "pihydrate/diagnostic.h"
 
 #include <algorithm>

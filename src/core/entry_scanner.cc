@@ -1,3 +1,4 @@
+// One SAX pass over a session line: the entry's type, ids, role, tool call ids and value positions.
 #include "core/entry_scanner.h"
 
 #include "core/fast_sax.h"

@@ -1,3 +1,4 @@
+// Formats pi defines: session ids, entry ids, ISO-8601 times, derived ids, file names and the agent-dir cwd encoding.
 #include "pihydrate/formats.h"
 
 #include <cctype>

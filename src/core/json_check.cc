@@ -1,3 +1,4 @@
+// The quick JSON syntax check: "certainly valid" or "not sure" (RapidJSON then decides).
 #include "core/json_check.h"
 
 #include <thread>

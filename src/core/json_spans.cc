@@ -1,3 +1,4 @@
+// Walking JSON text by byte offsets: members, elements, string values, edits, long values stepped over.
 #include "core/json_spans.h"
 
 #include "core/utf8.h"

@@ -1,3 +1,4 @@
+// Reading a session file or stream line by line, with positions and a cap on the longest line.
 #include "pihydrate/line_reader.h"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// Indexing a session: every line scanned into compact entries with byte offsets (pass 1).
 #include "pihydrate/session_index.h"
 
 #include <sys/stat.h>

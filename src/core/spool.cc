@@ -1,3 +1,4 @@
+// The spool: a converted session written in blocks to a temp file, runs borrowed from the export.
 #include "pihydrate/spool.h"
 
 #include <sys/uio.h>

@@ -1,3 +1,4 @@
+// UTF-8: the first invalid sequence of a text (JSON.parse's reading), and JavaScript's white space.
 #include "core/utf8.h"
 
 #include <cstdint>

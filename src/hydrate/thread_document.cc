@@ -1,3 +1,4 @@
+// A thread export's JSON, parsed into spans: its variant, line starts, and member lookups by offset.
 #include "hydrate/thread_document.h"
 
 #include "hydrate/page_window.h"

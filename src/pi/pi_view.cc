@@ -1,3 +1,4 @@
+// pi's loader, as data: which lines pi keeps, migration, the leaf, the parent walk and the context.
 #include "pihydrate/pi_view.h"
 
 #include "pi/nodes_by_id.h"

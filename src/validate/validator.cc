@@ -1,3 +1,4 @@
+// The validator: runs the rule families over a session's pi view and sorts what they report.
 #include "pihydrate/validator.h"
 
 #include <algorithm>

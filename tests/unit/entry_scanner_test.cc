@@ -1,3 +1,4 @@
+// EntryScanner and the session index: what one pass over a line finds, and the index on two threads.
 #include "core/entry_scanner.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// Formats pi defines: the session id rule, ISO-8601 times, file names and the agent-dir encoding.
 #include "pihydrate/formats.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// IndexByKey against std::unordered_map, with ordinary hashes and with keys that all collide.
 #include "core/index_by_key.h"
 
 #include <gtest/gtest.h>

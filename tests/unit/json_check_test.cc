@@ -1,3 +1,4 @@
+// The quick JSON syntax check: never accepting what RapidJSON rejects, its scans, its second thread.
 #include "core/json_check.h"
 #include "core/utf8.h"
 

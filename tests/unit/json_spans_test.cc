@@ -1,3 +1,4 @@
+// JSON spans: members, elements, byte edits and quoting by offset.
 #include "core/json_spans.h"
 
 #include <gtest/gtest.h>

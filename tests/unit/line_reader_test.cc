@@ -1,3 +1,4 @@
+// LineReader (lines, positions, CR kept, the line cap, lent lines) and the UTF-8 check.
 #include "pihydrate/line_reader.h"
 #include "core/utf8.h"
 

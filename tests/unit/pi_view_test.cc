@@ -1,3 +1,4 @@
+// PiView: the leaf, duplicate ids, cycles, BOMs, null lines, migration and pairing, per pi version.
 #include "pihydrate/pi_view.h"
 
 #include <gtest/gtest.h>

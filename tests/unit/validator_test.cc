@@ -1,3 +1,4 @@
+// The validator on small sessions: levels, positions and which rule families run.
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
