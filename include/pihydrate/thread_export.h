@@ -48,13 +48,6 @@ struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
   bool trailer = true;  // session_info, model_change, thinking_level_change at the end
   std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
-  // Exports with at least this many entries are read on two threads (the
-  // result is the same; smaller ones are not worth a thread).
-  std::size_t two_threads_from = 4096;
-  // Entries are checked while the export's syntax check reads them, on its
-  // threads, when it settles the export in one pass (the result is the
-  // same; tests turn it off to compare).
-  bool check_entries_while_parsing = true;
   // When set, the converted session is handed over in blocks of whole lines
   // (about a MiB each) instead of being kept in ConvertedThread::session, so a
   // big export is not held in memory twice (SpoolIndexer::append takes them).

@@ -441,12 +441,9 @@ struct CheckCollectingLongValues : CheckOnly {
   // The elements of a top-level object's arrays (see SecondThread).
   static constexpr std::size_t kElementLevel = 3;
   std::vector<ElementSpan>* elements = nullptr;
-  ElementListener* listener = nullptr;
-  int part = 0;
   void element(const char* begin, const char* past_end) {
-    const std::size_t from = static_cast<std::size_t>(begin - origin), to = static_cast<std::size_t>(past_end - origin);
-    if (elements) elements->push_back({from, to});
-    if (listener) listener->heard(part, from, to, *long_values);
+    if (elements)
+      elements->push_back({static_cast<std::size_t>(begin - origin), static_cast<std::size_t>(past_end - origin)});
   }
 };
 
@@ -466,16 +463,13 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
                              const SecondThread& second, std::vector<std::size_t>* line_starts,
-                             std::vector<ElementSpan>* elements, ElementListener* listener) {
+                             std::vector<ElementSpan>* elements) {
   long_values.clear();
   long_values.reserve_for(text.size());
-  if (listener && !listener->heard) listener = nullptr;
-  if (listener) listener->second_part_taken = false;
   CheckCollectingLongValues check;
   check.long_values = &long_values;
   check.line_starts = line_starts;
   check.elements = elements;
-  check.listener = listener;
   check.origin = text.data() - base;
   check.progress = ProgressReports(progress, base);
   FastSaxReader<CheckCollectingLongValues> reader;
@@ -517,8 +511,6 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
       rest.long_values = &rest_values;
       if (line_starts) rest.line_starts = &rest_line_starts;
       if (elements) rest.elements = &rest_elements;
-      rest.listener = listener;
-      rest.part = 1;
       rest.origin = check.origin;
       rest.progress = ProgressReports(rest_listener, base + second.at);
       FastSaxReader<CheckCollectingLongValues> rest_reader;
@@ -542,7 +534,6 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongV
     if (elements) elements->insert(elements->end(), rest_elements.begin(), rest_elements.end());
     loose = rest_loose;
     joined = true;
-    if (listener) listener->second_part_taken = true;
     return rest_end;
   };
   reader.set_continuation(&continuation);

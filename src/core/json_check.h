@@ -41,29 +41,16 @@ struct SecondThread {
   // called on the second thread).
   std::function<void(std::size_t begin, std::size_t offset)> progress;
 };
-// Hears each element of the top-level object's arrays (see `elements`
-// below) as the check closes it, while its bytes are at hand, on the thread
-// that read it: part 0 on the first thread, part 1 on the second. `found`
-// holds the long values that thread has recorded so far, those inside the
-// element among them, at offsets plus `base` (read it on that thread, during
-// the call). What either part heard counts only if the check returns true,
-// and part 1's only if the first thread took the second's result
-// (`second_part_taken`): otherwise the first thread read on by itself, and
-// part 0 heard every element.
-struct ElementListener {
-  std::function<void(int part, std::size_t begin, std::size_t end, const LongValues& found)> heard;
-  bool second_part_taken = false;  // set by the check
-};
 // `line_starts` (optional) gets the offset past every newline between
 // tokens, in order; when the check returns true those are all of the text's
 // newlines (it accepts no raw newline inside a string). `elements`
 // (optional) gets, in order, the span of every element of every array that
 // is a member of the top-level object (a thread export's entries), so that
-// they need not be found again. `listener` (optional) hears them too.
+// they need not be found again.
 bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
                              std::size_t base, const std::function<void(std::size_t)>& progress,
                              const SecondThread& second, std::vector<std::size_t>* line_starts = nullptr,
-                             std::vector<ElementSpan>* elements = nullptr, ElementListener* listener = nullptr);
+                             std::vector<ElementSpan>* elements = nullptr);
 
 // What scan_string_contents saw besides the string's end.
 struct StringScan {

@@ -150,7 +150,7 @@ void ThreadConverter::run() {
   out_.origins.reserve(out_.origins.size() + envs_.size() + 4);  // about a line each, and the trailer
   // From here to the end, releases go where the options say (the whole
   // export stays mapped until the conversion returns).
-  if (options_.lines_residency) pages_ = PageWindow(options_.lines_residency, doc_.bytes().size(), /*shared=*/false);
+  if (options_.lines_residency) pages_.redirect(options_.lines_residency);
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
@@ -204,23 +204,21 @@ ConvertedThread convert_thread_export(std::string& bytes, const std::string& fil
 
 namespace {
 
-// Parses the export for `converter` (lone surrogates repaired first when the
+// Parses the export into `doc` (lone surrogates repaired first when the
 // quick check is not sure of the bytes): false, with the error in `out`,
 // when it is not JSON. `options.borrow_from_export` is turned off when bytes
 // were rewritten, since they are then not the file's.
 bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options,
-                  ThreadDocument& doc, ThreadConverter& converter, ConvertedThread& out) {
+                  ThreadDocument& doc, ConvertedThread& out) {
   ExportResidency* residency = options.residency;
   const std::string_view view(bytes, size);
   // Nearly every export is plain JSON without an escaped UTF-16 surrogate,
   // and the quick check proves it (it gives up on any): nothing to repair.
   // Otherwise lone surrogates are repaired first and the export read again.
   doc.set_residency(residency);
-  bool parsed = doc.parse_plain(view, options.max_depth,
-                                options.check_entries_while_parsing ? converter.entry_checks_during_parse() : nullptr);
+  bool parsed = doc.parse_plain(view, options.max_depth);
   bool any_rewritten = false;
   if (!parsed) {
-    converter.forget_entry_checks_during_parse();
     std::function<void(std::size_t)> rewritten = [residency, &any_rewritten](std::size_t at) {
       any_rewritten = true;
       if (residency) residency->rewritten(at, at + 4);
@@ -254,7 +252,7 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   ThreadDocument doc;
   ThreadOptions converter_options = options;
   ThreadConverter converter(doc, file, converter_options, out);
-  if (!parse_export(bytes, size, file, converter_options, doc, converter, out)) return out;
+  if (!parse_export(bytes, size, file, converter_options, doc, out)) return out;
   if (converter_options.borrow_from_export && converter_options.spool && options.export_strings &&
       doc.long_values().strings_valid_utf8())
     options.export_strings(doc.long_values());
@@ -268,7 +266,7 @@ ReadThread read_thread_fast(std::string bytes, const std::string& file, const Th
   ThreadDocument doc;
   ThreadOptions converter_options = options;
   ThreadConverter converter(doc, file, converter_options, out);
-  read.json_valid = parse_export(bytes.data(), bytes.size(), file, converter_options, doc, converter, out);
+  read.json_valid = parse_export(bytes.data(), bytes.size(), file, converter_options, doc, out);
   if (read.json_valid) read.entries = converter.read_only();
   read.entry_count = out.entry_count;
   read.diagnostics = std::move(out.diagnostics);

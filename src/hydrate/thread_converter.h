@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/index_by_key.h"
-#include "core/run_beside.h"
 #include "core/json_spans.h"
 #include "hydrate/page_window.h"
 #include "hydrate/thread_document.h"
@@ -64,11 +63,6 @@ struct Envelope {
   std::uint32_t ref_size = 0;
   std::uint32_t id_size = 0;
   Kind kind = Kind::kChat;
-  // A pi message that thread_rules::message_repairs leaves as it is, with
-  // its content an array and its content (a tool result: its toolCallId)
-  // named once, as check_entry found it: the lines' phase then reads only
-  // that member, not all of them. A memo: the answer is the same without it.
-  bool plain_message = false;
 
   // Entry `index` of the export, at `ref` (under 4 GiB), not yet checked.
   static Envelope of_entry(std::size_t index, JsonRef ref) {
@@ -99,7 +93,7 @@ struct Envelope {
   }
   Part payload_, message_, ts_;
 };
-static_assert(sizeof(Envelope) == 64, "an envelope per export entry: keep it small");
+static_assert(sizeof(Envelope) <= 64, "an envelope per export entry: keep it small");
 
 // What planning (R3, R6, R7) reads of an entry, taken by check_entry while
 // the entry is at hand: walking the export again to plan would map its
@@ -134,13 +128,6 @@ class ThreadConverter {
   void run();
   // Reads the entries and stops before planning (read_thread_fast).
   std::vector<ReadEntry> read_only();
-  // Checks each entry while the export's syntax check has its bytes at hand
-  // (ThreadDocument::parse_plain's visitor), so reading the entries only
-  // settles them; see read_envelopes.
-  TopElementVisitor* entry_checks_during_parse() { return &early_; }
-  // The document parsed while they were checked is not the one read (the
-  // quick check was not sure of it): they are dropped.
-  void forget_entry_checks_during_parse() { early_.forget(); }
 
  private:
   void error(const std::string& path, std::size_t offset, const std::string& message) {
@@ -194,49 +181,6 @@ class ThreadConverter {
   static void take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
                               const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values);
   bool read_envelopes();
-  // What check_entry found of an element while the syntax check read it.
-  struct EarlyEntry {
-    Envelope envelope;          // its index: its position in its part
-    PlanFacts facts;            // its value: in its part's plan values
-    std::uint64_t id_begin = 0;  // its id: in its part's checker's ids
-    std::uint32_t id_size = 0;
-    std::uint32_t id_at = 0;  // where its id is, from the entry's start
-    bool has_id = false;
-    bool has_seq = false;
-    bool accepted = false;
-    // It had something to report: checked again once positions are known.
-    bool check_again = false;
-  };
-  class EarlyChecks : public TopElementVisitor {
-   public:
-    explicit EarlyChecks(const ThreadConverter& converter) : converter_(converter) {}
-    void visit(int part, JsonRef element, const ThreadDocument& reader) override;
-    void forget() {
-      for (Part& part : parts) {
-        // Moved out, then freed: assigning an empty Part would keep a
-        // string's buffer (libstdc++ moves a short string by copying it).
-        Part gone = std::move(part);
-        part = Part();
-      }
-    }
-    struct Part {
-      ChunkedVector<EarlyEntry> entries;
-      Checker checker;
-      std::string plan_values;
-      bool complete = true;  // false: an element it could not take (over 4 GiB)
-    };
-    Part parts[2];  // each written by its part's thread only
-
-   private:
-    const ThreadConverter& converter_;
-  };
-  EarlyChecks early_{*this};
-  // Whether what early_ heard is exactly `entries` (the elements of the
-  // export's entries array, `array`): then they are settled from it.
-  bool heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const;
-  // Settles what early_ heard (heard_exactly), in entry order, through `settle`.
-  template <typename Settle>
-  void settle_early_checks(JsonRef array, std::size_t n, Settle& settle);
   // Envelope positions by id; positions change when envelopes are sorted
   // or dropped, so an index holds only between those.
   struct IdAtPosition {

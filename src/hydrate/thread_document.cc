@@ -126,22 +126,14 @@ std::size_t ThreadDocument::document_start(std::string_view bytes) {
 }
 
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth) { return parse(bytes, max_depth, false); }
-bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth, TopElementVisitor* visitor) {
-  return parse(bytes, max_depth, true, visitor);
-}
-
-std::unique_ptr<ThreadDocument> ThreadDocument::reader_while_checking(std::string_view bytes, const LongValues& found) {
-  auto reader = std::make_unique<ThreadDocument>();
-  reader->bytes_ = bytes;
-  reader->long_values_ = found.unowned_view();
-  reader->layout_->line_starts.assign(1, 0);  // positions are not known yet: all on line 1
-  return reader;
+bool ThreadDocument::parse_plain(std::string_view bytes, std::size_t max_depth) {
+  return parse(bytes, max_depth, true);
 }
 
 // One pass over a plain document: the quick check also records where lines
 // start (a text it accepts has every raw newline between tokens) and needs
 // no NUL scan (it accepts no NUL). Anything it is unsure of goes to parse().
-bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_depth, TopElementVisitor* visitor) {
+bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_depth) {
   const std::size_t start = document_start(bytes);
   if (start >= bytes.size()) return false;  // parse() reports it
   for (std::size_t i = 0; i < start; ++i)
@@ -159,20 +151,8 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
       released = offset;
     };
   }
-  // Each part's reader is made on its thread, for the values that thread records.
-  std::array<std::unique_ptr<ThreadDocument>, 2> readers;
-  ElementListener listener;
-  if (visitor) {
-    listener.heard = [&](int part, std::size_t begin, std::size_t end, const LongValues& found) {
-      std::unique_ptr<ThreadDocument>& reader = readers[static_cast<std::size_t>(part)];
-      if (!reader) reader = reader_while_checking(bytes, found);
-      visitor->visit(part, {begin, end}, *reader);
-    };
-  }
   const bool valid = is_certainly_valid_json(text, max_depth, long_values_, start, release_progress(), second,
-                                             &layout_->line_starts, &layout_->top_array_elements,
-                                             visitor ? &listener : nullptr);
-  if (visitor) visitor->second_part_taken = listener.second_part_taken;
+                                             &layout_->line_starts, &layout_->top_array_elements);
   if (!valid) {
     long_values_.clear();  // incomplete
     layout_->line_starts.assign(1, 0);
@@ -186,11 +166,11 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
   return true;
 }
 
-bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only, TopElementVisitor* visitor) {
+bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only) {
   bytes_ = bytes;
   layout_ = std::make_shared<Layout>();  // never the one a second reader of an earlier parse holds
   layout_->line_starts.assign(1, 0);
-  if (quick_only) return parse_in_one_pass(bytes, max_depth, visitor);
+  if (quick_only) return parse_in_one_pass(bytes, max_depth);
   // A MiB at a time, so a mapped export's pages can be let go behind.
   for (std::size_t window = 0; window < bytes.size(); window += kWindow) {
     const char* p = bytes.data() + window;

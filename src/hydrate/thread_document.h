@@ -28,19 +28,6 @@ enum class RefKind { kMissing, kNull, kBool, kNumber, kString, kArray, kObject }
 
 class ThreadDocument;
 
-// Told of each element of the top-level object's arrays (a thread export's
-// entries) while the syntax check has its bytes at hand: see parse_plain.
-class TopElementVisitor {
- public:
-  virtual ~TopElementVisitor() = default;
-  // On the thread that read the element: part 0 is the first thread's,
-  // part 1 the second's (see ElementListener). `reader` reads the document
-  // as far as that thread has checked it; it knows no positions (line:col).
-  virtual void visit(int part, JsonRef element, const ThreadDocument& reader) = 0;
-  // Set by parse_plain: whether part 1's elements count.
-  bool second_part_taken = false;
-};
-
 class ThreadDocument {
  public:
   // Returns false with `error`, `error_offset` set when the bytes are not a
@@ -51,9 +38,7 @@ class ThreadDocument {
   // The same, but only when the quick check settles the bytes as one JSON
   // document; false (with no error) otherwise. The quick check gives up on
   // any escaped UTF-16 surrogate, so a document it settles has none to repair.
-  // `visitor` (optional) is told of the top-level arrays' elements as they
-  // are checked; what it heard counts only when this returns true.
-  bool parse_plain(std::string_view bytes, std::size_t max_depth, TopElementVisitor* visitor = nullptr);
+  bool parse_plain(std::string_view bytes, std::size_t max_depth);
 
   // Told, when set before parse, which bytes the passes are done with (a
   // mapped export then drops those pages); see ExportResidency.
@@ -65,16 +50,6 @@ class ThreadDocument {
   std::function<void(std::size_t)> release_progress() const {
     if (!residency_) return {};
     return [this](std::size_t offset) { residency_->release_before(offset); };
-  }
-
-  // A reader of the same parsed document for another thread: the member
-  // cache and lookup hints are its own (what parse found is shared, not
-  // copied), and it releases nothing.
-  ThreadDocument second_reader() const {
-    ThreadDocument reader = *this;
-    reader.residency_ = nullptr;
-    reader.members_cache_ = {};
-    return reader;
   }
 
   std::string_view bytes() const { return bytes_; }
@@ -124,10 +99,8 @@ class ThreadDocument {
   // (and sets long_values_ready_) when it settles the text.
   bool check_syntax(std::string_view text, std::size_t base, std::size_t max_depth, bool collect_long_values = false,
                     bool quick_only = false);
-  bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only, TopElementVisitor* visitor = nullptr);
-  bool parse_in_one_pass(std::string_view bytes, std::size_t max_depth, TopElementVisitor* visitor);
-  // A reader of `bytes` for a pass still recording `found` (see TopElementVisitor).
-  static std::unique_ptr<ThreadDocument> reader_while_checking(std::string_view bytes, const LongValues& found);
+  bool parse(std::string_view bytes, std::size_t max_depth, bool quick_only);
+  bool parse_in_one_pass(std::string_view bytes, std::size_t max_depth);
   static std::size_t document_start(std::string_view bytes);
   std::size_t guess_second_half(std::string_view text) const;
   const std::vector<MemberSpan>& cached_members(std::size_t begin) const;

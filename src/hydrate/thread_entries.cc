@@ -97,18 +97,6 @@ void ThreadConverter::check_entry(const ThreadDocument& doc, Envelope& e, EntryC
       return;
     }
     take_plan_facts(doc, e, pm, mm, facts, plan_values);
-    // A message the rules repair nothing of at its own level, whose content
-    // and toolCallId are named once, is copied without walking its members
-    // (Envelope::plain_message): nearly every message.
-    auto named_once = [&mm](const char* key) {
-      return std::count_if(mm.begin(), mm.end(), [key](const MemberSpan& m) { return m.key() == key; }) == 1;
-    };
-    thread_rules::PiMessageShape shape;
-    shape.has_timestamp = ThreadDocument::find(mm, "timestamp").valid();
-    shape.stop_reason_settled = thread_rules::is_settled_stop_reason(doc.string_text(ThreadDocument::find(mm, "stopReason"), scratch));
-    const bool content_array = doc.kind(ThreadDocument::find(mm, "content")) == RefKind::kArray;
-    e.plain_message = !thread_rules::message_repairs(e.kind, shape).any() && content_array &&
-                      (e.kind == Kind::kPiToolResult ? named_once("toolCallId") : named_once("content"));
   } else if (e.kind == Kind::kChat) {
     const std::string_view role = doc.string_text(ThreadDocument::find(em, "role"), scratch);
     if (role != "user" && role != "assistant" && role != "system") {
@@ -189,94 +177,6 @@ void ThreadConverter::take_plan_facts(const ThreadDocument& doc, const Envelope&
   facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
 
-void ThreadConverter::EarlyChecks::visit(int part_number, JsonRef element, const ThreadDocument& reader) {
-  Part& part = parts[part_number];
-  if (!part.complete) return;
-  if (element.end - element.begin > UINT32_MAX) {  // read_envelopes reports it
-    part.complete = false;
-    return;
-  }
-  EarlyEntry early;
-  early.envelope = Envelope::of_entry(part.entries.size(), element);
-  EntryCheck c;
-  part.checker.diagnostics.clear();
-  converter_.check_entry(reader, early.envelope, c, part.checker, early.facts, part.plan_values);
-  early.id_begin = c.id_begin;
-  early.id_size = c.id_size;
-  early.id_at = c.has_id ? static_cast<std::uint32_t>(c.id_at - element.begin) : 0;
-  early.has_id = c.has_id;
-  early.has_seq = c.has_seq;
-  early.accepted = c.accepted;
-  // Its messages would name it by its position in its part and on line 1.
-  early.check_again = c.before_id + c.after_id > 0;
-  part.entries.push_back(early);
-}
-
-namespace {
-// Whether an element the syntax check heard is one of the entries array's
-// (another top-level array's elements lie outside its brackets).
-bool inside(JsonRef array, JsonRef element) { return element.begin >= array.begin && element.begin < array.end; }
-}  // namespace
-
-bool ThreadConverter::heard_exactly(const std::vector<JsonRef>& entries, JsonRef array) const {
-  const int parts = early_.second_part_taken ? 2 : 1;
-  std::size_t i = 0;
-  for (int k = 0; k < parts; ++k) {
-    const EarlyChecks::Part& part = early_.parts[k];
-    if (!part.complete) return false;
-    for (const EarlyEntry& early : part.entries) {
-      const JsonRef ref = early.envelope.ref();
-      if (!inside(array, ref)) continue;
-      if (i == entries.size() || entries[i].begin != ref.begin || entries[i].end != ref.end) return false;
-      ++i;
-    }
-  }
-  return i == entries.size();
-}
-
-template <typename Settle>
-void ThreadConverter::settle_early_checks(JsonRef array, std::size_t n, Settle& settle) {
-  envs_.reserve(n);
-  plan_facts_.reserve(n);
-  Checker again;
-  for (int k = 0; k < (early_.second_part_taken ? 2 : 1); ++k) {
-    EarlyChecks::Part& part = early_.parts[k];
-    const std::uint64_t values_at = plan_values_.size();
-    plan_values_ += part.plan_values;
-    std::string().swap(part.plan_values);
-    part.entries.consume_each([&](EarlyEntry& early) {
-      const JsonRef ref = early.envelope.ref();
-      if (!inside(array, ref)) return;
-      const std::size_t i = envs_.size();
-      std::size_t next_diagnostic = 0;
-      if (early.check_again) {
-        envs_.push_back(Envelope::of_entry(i, ref));
-        plan_facts_.emplace_back();
-        EntryCheck c;
-        again.ids.clear();
-        again.diagnostics.clear();
-        reading(envs_[i]);
-        check_entry(doc_, envs_[i], c, again, plan_facts_[i], plan_values_);
-        settle(i, c, again, next_diagnostic);
-        return;
-      }
-      early.envelope.index = static_cast<std::uint32_t>(i);
-      early.facts.value_begin += values_at;
-      envs_.push_back(early.envelope);
-      plan_facts_.push_back(early.facts);
-      EntryCheck c;
-      c.id_begin = early.id_begin;
-      c.id_size = early.id_size;
-      c.id_at = ref.begin + early.id_at;
-      c.has_id = early.has_id;
-      c.has_seq = early.has_seq;
-      c.accepted = early.accepted;
-      settle(i, c, part.checker, next_diagnostic);
-    });
-  }
-  early_.forget();
-}
-
 bool ThreadConverter::read_envelopes() {
   pages_ = PageWindow(options_.residency, doc_.bytes().size(), /*shared=*/false);
   JsonRef root = doc_.root();
@@ -317,11 +217,10 @@ bool ThreadConverter::read_envelopes() {
     }
     entries = doc_.top_array_elements(array, [this](std::size_t offset) { pages_.reading(offset); });
   }
-  // Each entry is checked on its own, the second half on the second core
-  // through a reader of its own; duplicates, the order keys of entries
-  // without a seq and every message are then settled in entry order. Every
-  // envelope is filled in place: envs_[i] for entry i, moved down to the
-  // next kept slot when settled (never past a slot still to be settled).
+  // Each entry is checked on its own, then settled in entry order:
+  // duplicates, the order keys of entries without a seq, and the messages.
+  // Every envelope is filled in place: envs_[i] for entry i, moved down to
+  // the next kept slot when settled (never past a slot still to be settled).
   const std::size_t n = entries.size();
   if (n >= static_cast<std::size_t>(INT32_MAX)) {  // entries and lines are counted in 32 bits
     error("entries", root.begin, "more than " + std::to_string(INT32_MAX - 1) + " entries");
@@ -333,15 +232,9 @@ bool ThreadConverter::read_envelopes() {
       return false;
     }
   }
-  // The syntax check has usually checked every entry already (see
-  // EarlyChecks): they are settled below, in the same order.
-  const bool checked_early = !doc_.is_jsonl() && heard_exactly(entries, array);
-  if (!checked_early) {
-    early_.forget();
-    envs_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) envs_[i] = Envelope::of_entry(i, entries[i]);
-    plan_facts_.assign(n, PlanFacts{});
-  }
+  envs_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) envs_[i] = Envelope::of_entry(i, entries[i]);
+  plan_facts_.assign(n, PlanFacts{});
   out_.entry_count = n;
   std::vector<JsonRef>().swap(entries);
   // Room for typical ids and plan values, so the strings are not copied at
@@ -388,42 +281,15 @@ bool ThreadConverter::read_envelopes() {
     }
     ++kept;
   };
-  auto check_and_settle = [&](std::size_t from, std::size_t to) {
-    Checker checker;
-    for (std::size_t i = from; i < to; ++i) {
-      EntryCheck c;
-      checker.ids.clear();
-      checker.diagnostics.clear();
-      reading(envs_[i]);
-      check_entry(doc_, envs_[i], c, checker, plan_facts_[i], plan_values_);
-      std::size_t next_diagnostic = 0;
-      settle(i, c, checker, next_diagnostic);
-    }
-  };
-  if (checked_early) {
-    settle_early_checks(array, n, settle);
-  } else if (n < options_.two_threads_from) {
-    check_and_settle(0, n);
-  } else {
-    const std::size_t half = n / 2;
-    std::vector<EntryCheck> second_half(n - half);
-    Checker second_checker;
-    std::string second_values;
-    second_values.reserve((n - half) * kTypicalPlanValueBytes);
-    const ThreadDocument second_reader = doc_.second_reader();
-    run_beside(
-        [&] {
-          PageWindow second_pages(options_.residency, doc_.bytes().size(), /*shared=*/true);
-          for (std::size_t i = half; i < n; ++i) {
-            second_pages.reading(envs_[i].ref().begin);
-            check_entry(second_reader, envs_[i], second_half[i - half], second_checker, plan_facts_[i], second_values);
-          }
-        },
-        [&] { check_and_settle(0, half); });
-    for (std::size_t i = half; i < n; ++i) plan_facts_[i].value_begin += plan_values_.size();
-    plan_values_ += second_values;
+  Checker checker;
+  for (std::size_t i = 0; i < n; ++i) {
+    EntryCheck c;
+    checker.ids.clear();
+    checker.diagnostics.clear();
+    reading(envs_[i]);
+    check_entry(doc_, envs_[i], c, checker, plan_facts_[i], plan_values_);
     std::size_t next_diagnostic = 0;
-    for (std::size_t i = half; i < n; ++i) settle(i, second_half[i - half], second_checker, next_diagnostic);
+    settle(i, c, checker, next_diagnostic);
   }
   envs_.resize(kept);
   if (any_skipped) envs_.erase(std::remove_if(envs_.begin(), envs_.end(), [](const Envelope& e) { return e.kind == Kind::kSkipped; }), envs_.end());

@@ -126,22 +126,13 @@ void ThreadConverter::emit_assistant(std::size_t env) {
   // Work on the message's own bytes so edits stay local to it.
   const std::string_view msg = doc_.raw(e.message());
   const std::size_t base = e.message().begin;
-  // A plain message (Envelope::plain_message) is walked only to its content.
-  std::vector<MemberSpan> members;
-  MemberSpan plain_content;
-  if (e.plain_message) {
-    const JsonRef value = doc_.first_member(e.message(), "content");
-    plain_content.value_begin = value.begin - base;
-    plain_content.value_end = value.end - base;
-  } else {
-    members = members_at(base, 0);
-  }
+  const std::vector<MemberSpan> members = members_at(base, 0);
   ByteEdits edits;
   auto append_member = [&](const std::string& member) {
     if (members.empty()) edits.insert(1, member);
     else edits.insert(members.back().value_end, "," + member);
   };
-  const MemberSpan* content = e.plain_message ? &plain_content : find_member(members, "content");
+  const MemberSpan* content = find_member(members, "content");
   bool has_calls = false;
   std::vector<std::string> call_ids;  // each toolCall block's id ("" when not a string), for the item
   if (content && msg[content->value_begin] == '[') {
@@ -156,10 +147,6 @@ void ThreadConverter::emit_assistant(std::size_t env) {
       const MemberSpan* id = find_member(block, "id");
       call_ids.push_back(id && msg[id->value_begin] == '"' ? json_string_value(msg, id->value_begin) : std::string());
     }
-  }
-  if (e.plain_message) {  // check_entry found nothing to repair
-    settle_assistant(env, edits, msg, call_ids);
-    return;
   }
   const MemberSpan* stop = find_member(members, "stopReason");
   thread_rules::PiMessageShape shape;
@@ -196,10 +183,6 @@ void ThreadConverter::read_last_model() {
 void ThreadConverter::emit_tool_result(std::size_t env) {
   const Envelope& e = envs_[env];
   const std::string_view msg = doc_.raw(e.message());
-  if (e.plain_message) {
-    emit_message(env, ByteEdits(), msg);
-    return;
-  }
   auto members = members_at(e.message().begin, 0);
   thread_rules::PiMessageShape shape;
   shape.has_timestamp = find_member(members, "timestamp") != nullptr;
@@ -509,9 +492,7 @@ void ThreadConverter::emit_all() {
     } else if (e.kind == Kind::kPiToolResult) {
       emit_tool_result(i);
       items_.back().is_tool_result = true;
-      // A plain result has one toolCallId: the walk stops at it.
-      add_tool_id(doc_.string_value(e.plain_message ? doc_.first_member(e.message(), "toolCallId")
-                                                   : doc_.member(e.message(), "toolCallId")));
+      add_tool_id(doc_.string_value(doc_.member(e.message(), "toolCallId")));
     } else if (e.kind == Kind::kPiCompaction) {
       bool skipped = false;
       std::string line = compaction_line(i, items_.size(), skipped);

@@ -69,19 +69,9 @@ void ThreadConverter::plan(const EnvelopesById& by_id) {
     UserReplacements users;
     std::vector<std::uint8_t> echoes;
     StreamPlan streams;
-    auto plan_turns = [&] {
-      users = thread_rules::plan_user_replacements(table, position_of_id, text_of);
-      echoes = thread_rules::find_assistant_echoes(table, position_of_id, text_of);
-    };
-    // R6 reads the table only, never the document (whose caches are not
-    // shared between threads): on a big export it runs on the second core.
-    auto plan_streams = [&] { streams = thread_rules::plan_chunk_streams(table, options_.partial); };
-    if (n < options_.two_threads_from) {
-      plan_turns();
-      plan_streams();
-    } else {
-      run_beside(plan_streams, plan_turns);
-    }
+    users = thread_rules::plan_user_replacements(table, position_of_id, text_of);
+    echoes = thread_rules::find_assistant_echoes(table, position_of_id, text_of);
+    streams = thread_rules::plan_chunk_streams(table, options_.partial);
 
     dropped_.assign(n, 0);
     replaced_by_ = std::move(users.replaced_by);

@@ -1,8 +1,7 @@
 // Thread export conversion and hydration on arbitrary bytes, the quick
 // JSON syntax check against RapidJSON's (and on two threads against one),
 // the mapped reading (pages dropped and faulted back in) against the
-// in-memory one, the entries read on two threads against one (and checked
-// after the syntax check against while it reads them), and the
+// in-memory one, and the
 // spooled session (runs borrowed from the export, its strings stepped over)
 // read back and indexed against the in-memory one, and the hydration's
 // carried strings.
@@ -62,29 +61,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
     if (fd >= 0) ::close(fd);
-  }
-  if (!original.empty() && (data[0] & 16)) {
-    // Entries read on two threads (settled in order afterwards), and entries
-    // checked after the syntax check instead of while it reads them, give
-    // what the default gives: the same session, origins, findings and repairs.
-    auto same_as_default = [&](const ConvertedThread& other) {
-      if (other.session != thread.session || other.origins.size() != thread.origins.size() ||
-          other.origin_ids != thread.origin_ids || other.repairs != thread.repairs ||
-          other.diagnostics.size() != thread.diagnostics.size())
-        __builtin_trap();
-      for (std::size_t i = 0; i < other.diagnostics.size(); ++i)
-        if (other.diagnostics[i].message != thread.diagnostics[i].message || other.diagnostics[i].line != thread.diagnostics[i].line ||
-            other.diagnostics[i].column != thread.diagnostics[i].column)
-          __builtin_trap();
-    };
-    std::string copy = original;
-    ThreadOptions two = to;
-    two.two_threads_from = 2;
-    same_as_default(convert_thread_export(copy, "fuzz", two));
-    copy = original;
-    ThreadOptions after = to;
-    after.check_entries_while_parsing = false;
-    same_as_default(convert_thread_export(copy, "fuzz", after));
   }
   if (thread.ok() && (data[0] & 32)) {
     // Spooled with every unchanged run borrowed, however short: the spool's

@@ -1,6 +1,6 @@
 // The converter's fast reader of thread exports against the reference
 // reader (src/hydrate/thread_reading.h) on arbitrary bytes: the same
-// entries, diagnostics and repairs, with the fast path's mechanisms on or off.
+// entries, diagnostics and repairs.
 #include <cstdint>
 #include <string>
 
@@ -27,12 +27,8 @@ bool same(const pihydrate::ReadThread& a, const pihydrate::ReadThread& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pihydrate;
-  if (size == 0) return 0;
-  ThreadOptions options;
-  const bool mechanisms_on = (data[0] & 1) != 0;
-  options.two_threads_from = mechanisms_on ? 1 : SIZE_MAX;
-  options.check_entries_while_parsing = mechanisms_on;
-  const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const ThreadOptions options;
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
   const ReadThread reference = read_thread_reference(bytes, "t.json", options.max_depth);
   if (reference.number_too_big) return 0;  // past what the reference reads (JSON.parse: Infinity)
   if (!same(read_thread_fast(bytes, "t.json", options), reference)) __builtin_trap();

@@ -1,7 +1,6 @@
 // The converter's fast reader of thread exports against the reference
 // reader (thread_reading.h): the same entries, diagnostics and repairs on
-// every golden export, on mutations of them, and with each fast-path
-// mechanism turned off.
+// every golden export and on mutations of them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,25 +62,12 @@ void expect_same_reading(const std::string& bytes, const ThreadOptions& options,
   ASSERT_EQ(describe(fast), describe(reference)) << what;
 }
 
-ThreadOptions every_mechanism_on() {
-  ThreadOptions options;
-  options.two_threads_from = 1;  // golden exports are small: read them on two threads too
-  return options;
-}
-ThreadOptions every_mechanism_off() {
-  ThreadOptions options;
-  options.two_threads_from = SIZE_MAX;
-  options.check_entries_while_parsing = false;
-  return options;
-}
-
 TEST(ThreadReaderTest, GoldenExportsReadAsTheReferenceReadsThem) {
   const auto exports = golden_exports();
   ASSERT_GT(exports.size(), 50u);
   for (const auto& path : exports) {
     const std::string bytes = slurp(path);
-    expect_same_reading(bytes, every_mechanism_on(), path.string() + " (fast)");
-    expect_same_reading(bytes, every_mechanism_off(), path.string() + " (simple)");
+    expect_same_reading(bytes, ThreadOptions(), path.string());
   }
 }
 
@@ -103,7 +89,7 @@ TEST(ThreadReaderTest, MutatedExportsReadAsTheReferenceReadsThem) {
         default: bytes.insert(at, tokens[random() % tokens.size()]); break;
       }
     }
-    expect_same_reading(bytes, round % 2 ? every_mechanism_on() : every_mechanism_off(), "round " + std::to_string(round));
+    expect_same_reading(bytes, ThreadOptions(), "round " + std::to_string(round));
     if (HasFatalFailure()) return;
   }
 }
