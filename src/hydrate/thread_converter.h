@@ -211,6 +211,18 @@ class ThreadConverter {
   std::string partial_line(const std::vector<std::size_t>& group);
   void resume_model(std::string& api, std::string& provider, std::string& model);
   std::string compaction_line(std::size_t env_pos, std::size_t item_pos, bool& skipped);
+  // The first `count` items, as R9 reads them.
+  struct LinesSoFar final : thread_rules::ConvertedLines {
+    LinesSoFar(const ThreadConverter& c, std::size_t n) : converter(c), count(n) {}
+    std::size_t size() const override { return count; }
+    bool is_user_turn(std::size_t line) const override { return converter.items_[line].is_user_turn; }
+    bool is_tool_result(std::size_t line) const override { return converter.items_[line].is_tool_result; }
+    std::vector<std::string_view> tool_call_ids(std::size_t line) const override {
+      return converter.tool_ids_of(converter.items_[line]);
+    }
+    const ThreadConverter& converter;
+    std::size_t count;
+  };
   std::string text_of_message(JsonRef message) const;
   // Members and elements of the value at `at` inside a message whose bytes
   // start at document offset `base`, with offsets relative to the message:

@@ -399,8 +399,6 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
     skipped = true;
     return {};
   }
-  std::int64_t anchor = -1;
-  std::string how;
   auto first_item_from = [&](std::size_t env_pos) -> std::int64_t {
     for (std::size_t j = env_pos; j < pos; ++j)
       if (item_of_env_[j] >= 0) return item_of_env_[j];
@@ -408,49 +406,29 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
   };
   const auto found = compaction_refs_.find(pos);
   const CompactionRefs refs = found != compaction_refs_.end() ? found->second : CompactionRefs{};
-  if (!doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty()) {
-    if (refs.first_kept_ref >= 0) {
-      const auto j = static_cast<std::size_t>(refs.first_kept_ref);
-      const std::int64_t target = refs.ref_kept && replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])]
-                                                                         : first_item_from(j);
-      if (target >= 0) anchor = target, how = "firstKeptRef";
-    }
-    if (anchor < 0) warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
+  std::int64_t by_first_kept_ref = -1, by_pi_entry_id = -1;
+  if (refs.first_kept_ref >= 0) {
+    const auto j = static_cast<std::size_t>(refs.first_kept_ref);
+    // A chat turn a pi.user replaced became the pi.user's line.
+    by_first_kept_ref = refs.ref_kept && replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])]
+                                                               : first_item_from(j);
   }
-  if (anchor < 0 && refs.pi_entry >= 0 && static_cast<std::size_t>(refs.pi_entry) < pos &&
-      item_of_env_[static_cast<std::size_t>(refs.pi_entry)] >= 0)
-    anchor = item_of_env_[static_cast<std::size_t>(refs.pi_entry)], how = "piEntryId";
-  if (anchor < 0) {
-    for (std::size_t k = item_pos; k-- > 0;)
-      if (items_[k].is_user_turn) {
-        anchor = static_cast<std::int64_t>(k), how = "last-user-turn";
-        break;
-      }
-  }
-  if (anchor >= 0) {
-    // A result cannot start the kept window: keep from its assistant.
-    const Item& kept = items_[static_cast<std::size_t>(anchor)];
-    const std::string_view call = kept.is_tool_result ? tool_ids_of(kept).front() : std::string_view();
-    if (!call.empty()) {
-      for (std::int64_t k = anchor; k-- > 0;) {
-        const Item& item = items_[static_cast<std::size_t>(k)];
-        if (item.is_tool_result) continue;
-        const std::vector<std::string_view> ids = tool_ids_of(item);
-        if (std::find(ids.begin(), ids.end(), call) != ids.end()) {
-          anchor = k;
-          break;
-        }
-      }
-    }
-  }
-  out_.repairs[anchor < 0 ? "compaction-self-anchored" : "compaction-anchored-by-" + how]++;
+  if (refs.pi_entry >= 0 && static_cast<std::size_t>(refs.pi_entry) < pos)
+    by_pi_entry_id = item_of_env_[static_cast<std::size_t>(refs.pi_entry)];
+  const bool has_first_kept_ref = !doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty();
+  const thread_rules::CompactionAnchor anchor =
+      thread_rules::anchor_compaction(has_first_kept_ref, by_first_kept_ref, by_pi_entry_id, LinesSoFar{*this, item_pos});
+  if (anchor.first_kept_ref_unused)
+    warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
+  out_.repairs[anchor.line < 0 ? std::string("compaction-self-anchored")
+                               : std::string("compaction-anchored-by-") + anchor.how]++;
   std::string line = "{\"type\":\"compaction\",\"timestamp\":" + json_quote(entry_timestamp(e, {})) +
                      ",\"summary\":" + std::string(doc_.raw(doc_.member(result, "summary")));
   JsonRef tokens = doc_.member(result, "tokensBefore");
   line += ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
   JsonRef details = doc_.member(result, "details");
   if (details.valid()) line += ",\"details\":" + std::string(doc_.raw(details));
-  if (anchor >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor + 1);
+  if (anchor.line >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor.line + 1);
   return line + "}";
 }
 

@@ -179,6 +179,30 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
   return plan;
 }
 
+CompactionAnchor anchor_compaction(bool has_first_kept_ref, std::int64_t by_first_kept_ref, std::int64_t by_pi_entry_id,
+                                   const ConvertedLines& lines) {
+  CompactionAnchor anchor;
+  if (has_first_kept_ref) {
+    if (by_first_kept_ref >= 0) anchor.line = by_first_kept_ref, anchor.how = "firstKeptRef";
+    else anchor.first_kept_ref_unused = true;
+  }
+  if (anchor.line < 0 && by_pi_entry_id >= 0) anchor.line = by_pi_entry_id, anchor.how = "piEntryId";
+  for (std::size_t k = lines.size(); anchor.line < 0 && k-- > 0;)
+    if (lines.is_user_turn(k)) anchor.line = static_cast<std::int64_t>(k), anchor.how = "last-user-turn";
+  if (anchor.line < 0 || !lines.is_tool_result(static_cast<std::size_t>(anchor.line))) return anchor;
+  const std::vector<std::string_view> result = lines.tool_call_ids(static_cast<std::size_t>(anchor.line));
+  if (result.empty() || result.front().empty()) return anchor;
+  for (std::int64_t k = anchor.line; k-- > 0;) {
+    if (lines.is_tool_result(static_cast<std::size_t>(k))) continue;
+    const std::vector<std::string_view> calls = lines.tool_call_ids(static_cast<std::size_t>(k));
+    if (std::find(calls.begin(), calls.end(), result.front()) != calls.end()) {
+      anchor.line = k;
+      break;
+    }
+  }
+  return anchor;
+}
+
 bool is_settled_stop_reason(std::string_view stop_reason) {
   return !stop_reason.empty() && stop_reason != "pending";
 }

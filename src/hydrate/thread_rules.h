@@ -82,6 +82,31 @@ struct StreamPlan {
 };
 StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial);
 
+// R9: the line a compaction keeps from, among the lines converted before
+// it. In order: the line firstKeptRef's entry became (or the next line
+// after it); the line of the earlier entry whose piEntryId is the result's
+// firstKeptEntryId; the last user turn; none (the compaction keeps only
+// what follows it). A tool result moves back to the assistant that made
+// the call, so the kept window never starts with a result.
+class ConvertedLines {  // what R9 reads of the lines before a compaction
+ public:
+  virtual ~ConvertedLines() = default;
+  virtual std::size_t size() const = 0;
+  virtual bool is_user_turn(std::size_t line) const = 0;
+  virtual bool is_tool_result(std::size_t line) const = 0;
+  // An assistant's tool call ids, or a tool result's one toolCallId.
+  virtual std::vector<std::string_view> tool_call_ids(std::size_t line) const = 0;
+};
+struct CompactionAnchor {
+  std::int64_t line = -1;             // -1: none
+  const char* how = "self";           // firstKeptRef, piEntryId, last-user-turn or self
+  bool first_kept_ref_unused = false;  // firstKeptRef is set but names no earlier line
+};
+// `by_first_kept_ref`, `by_pi_entry_id`: the lines those name, or -1;
+// `has_first_kept_ref`: the compaction sets one.
+CompactionAnchor anchor_compaction(bool has_first_kept_ref, std::int64_t by_first_kept_ref, std::int64_t by_pi_entry_id,
+                                   const ConvertedLines& lines);
+
 // R4/R5, at a pi message's own level (its content blocks are repaired with
 // every session's, by hydrate_session): what the copy must change.
 struct PiMessageShape {

@@ -248,6 +248,60 @@ TEST(ThreadRulesR6, InterruptedStreamsInTheOrderOfTheirLastChunk) {
   EXPECT_EQ(plan.rebuilt[1], (std::vector<std::size_t>{k1, k1_end}));
 }
 
+// Lines converted before a compaction, as R9 reads them.
+class Lines final : public ConvertedLines {
+ public:
+  Lines& user() { return add(true, false, {}); }
+  Lines& assistant(std::vector<std::string_view> calls = {}) { return add(false, false, std::move(calls)); }
+  Lines& result(std::string_view call) { return add(false, true, {call}); }
+  std::size_t size() const override { return lines_.size(); }
+  bool is_user_turn(std::size_t i) const override { return lines_[i].user; }
+  bool is_tool_result(std::size_t i) const override { return lines_[i].result; }
+  std::vector<std::string_view> tool_call_ids(std::size_t i) const override { return lines_[i].ids; }
+
+ private:
+  struct Line {
+    bool user, result;
+    std::vector<std::string_view> ids;
+  };
+  Lines& add(bool user, bool result, std::vector<std::string_view> ids) {
+    lines_.push_back({user, result, std::move(ids)});
+    return *this;
+  }
+  std::vector<Line> lines_;
+};
+
+// R9: "anchored by, in order: firstKeptRef ...; result.firstKeptEntryId ...; the last user turn ...; itself"
+TEST(ThreadRulesR9, TheAnchorsInOrder) {
+  Lines lines;
+  lines.user().assistant().user().assistant();  // lines 0-3
+  CompactionAnchor a = anchor_compaction(true, 1, 0, lines);
+  EXPECT_EQ(a.line, 1);
+  EXPECT_STREQ(a.how, "firstKeptRef");
+  a = anchor_compaction(false, -1, 0, lines);
+  EXPECT_EQ(a.line, 0);
+  EXPECT_STREQ(a.how, "piEntryId");
+  a = anchor_compaction(true, -1, -1, lines);  // a firstKeptRef that names nothing: noted, and the next way taken
+  EXPECT_TRUE(a.first_kept_ref_unused);
+  EXPECT_EQ(a.line, 2);
+  EXPECT_STREQ(a.how, "last-user-turn");
+  Lines no_user;
+  no_user.assistant();
+  a = anchor_compaction(false, -1, -1, no_user);
+  EXPECT_EQ(a.line, -1);
+  EXPECT_STREQ(a.how, "self");
+}
+
+// R9: "An anchor that is a tool result moves back to the assistant that made the call"
+TEST(ThreadRulesR9, AResultMovesBackToItsCall) {
+  Lines lines;
+  lines.user().assistant({"a", "b"}).result("a").result("b");
+  EXPECT_EQ(anchor_compaction(true, 3, -1, lines).line, 1);
+  Lines orphan;
+  orphan.user().result("x");
+  EXPECT_EQ(anchor_compaction(true, 1, -1, orphan).line, 1);  // no call to move back to: stays
+}
+
 // R4/R5: a stopReason that is pending or missing is settled; a missing
 // message.timestamp is added; nothing else at the message's own level.
 TEST(ThreadRulesR4, MessageRepairs) {
