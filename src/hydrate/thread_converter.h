@@ -151,8 +151,7 @@ class ThreadConverter {
     return d;
   }
 
-  // What checking one entry gives besides its envelope (see check_entry).
-  // The second half's checks wait for the first half's, so they are small:
+  // What checking one entry gives besides its envelope (see check_entry):
   // the id and the messages are in the checker's lists.
   struct EntryCheck {
     std::uint64_t id_begin = 0;  // the id: Checker::ids from id_begin
@@ -165,7 +164,7 @@ class ThreadConverter {
     const char* repair = nullptr;  // counted with after_id
     std::size_t id_at = 0;         // where its id is, for a duplicate's message
   };
-  // What one thread's checks refer to, in entry order.
+  // What the checks refer to, refilled for each entry.
   struct Checker {
     std::string ids;
     Diagnostics diagnostics;
@@ -176,10 +175,18 @@ class ThreadConverter {
   };
   // Fills `e` (its index and ref set), except its id, and its plan facts
   // (their values go to `plan_values`).
-  void check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
-                   std::string& plan_values) const;
-  static void take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
-                              const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values);
+  void check_entry(Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts, std::string& plan_values) const;
+  bool check_pi_message(Envelope& e, EntryCheck& c, Checker& checker, const std::string& payload_path,
+                        PlanFacts& facts, std::string& plan_values) const;
+  void take_plan_facts(const Envelope& e, const std::vector<MemberSpan>& entry_members,
+                       const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) const;
+  // A message about the entry being checked, counted in `count` (EntryCheck::before_id or after_id).
+  void note(Checker& checker, std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
+            const std::string& message) const {
+    checker.diagnostics.push_back(diagnostic(doc_, severity, path, offset, message));
+    ++count;
+  }
+  bool read_thread_header(JsonRef root);
   bool read_envelopes();
   // Envelope positions by id; positions change when envelopes are sorted
   // or dropped, so an index holds only between those.

@@ -1,4 +1,4 @@
-// Reading the export's entries (R1, R2): each entry checked on its own,
+// Reading the export: the thread object R1 reads, and each entry checked on its own
 // on two threads for a big export, then settled in entry order into envelopes.
 #include "hydrate/thread_converter.h"
 
@@ -12,28 +12,26 @@
 namespace pihydrate {
 namespace thread_converter {
 
-// One entry of the export, checked through `doc` without touching the
-// converter's state: whether it is accepted, and what to report, depend only on
-// the entry, except for duplicate ids and missing seqs, which read_envelopes
-// settles in entry order.
-void ThreadConverter::check_entry(const ThreadDocument& doc, Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
-                         std::string& plan_values) const {
-  auto fail = [&](std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
-                  const std::string& message) {
-    checker.diagnostics.push_back(diagnostic(doc, severity, path, offset, message));
-    ++count;
+// One entry of the export, checked without touching the converter's state:
+// whether it is accepted, and what to report, depend only on the entry,
+// except for duplicate ids and missing seqs, which read_envelopes settles
+// in entry order. docs/thread-export.md, Reading, states these checks.
+void ThreadConverter::check_entry(Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts,
+                                  std::string& plan_values) const {
+  auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
+    note(checker, c.after_id, Severity::kError, path, offset, message);
   };
-  if (doc.kind(e.ref()) != RefKind::kObject) {
-    fail(c.before_id, Severity::kError, e.path(), e.ref().begin, "expected an object");
+  if (doc_.kind(e.ref()) != RefKind::kObject) {
+    note(checker, c.before_id, Severity::kError, e.path(), e.ref().begin, "expected an object");
     return;
   }
   std::vector<MemberSpan>& em = checker.entry_members;  // the envelope, read once
-  doc.members_into(e.ref(), em);
+  doc_.members_into(e.ref(), em);
   JsonRef id = ThreadDocument::find(em, "id");
   std::string& scratch = checker.scratch;
-  const std::string_view id_text = doc.string_text(id, scratch);  // empty unless a string
+  const std::string_view id_text = doc_.string_text(id, scratch);  // empty unless a string
   if (id_text.empty()) {
-    fail(c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
+    note(checker, c.before_id, Severity::kError, e.path() + ".id", id.valid() ? id.begin : e.ref().begin,
          id.valid() ? "expected a non-empty string" : "missing");
     return;
   }
@@ -42,20 +40,17 @@ void ThreadConverter::check_entry(const ThreadDocument& doc, Envelope& e, EntryC
   checker.ids += id_text;
   c.has_id = true;
   c.id_at = id.begin;
-  auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
-    fail(c.after_id, Severity::kError, path, offset, message);
-  };
   JsonRef kind = ThreadDocument::find(em, "kind");
-  if (doc.kind(kind) != RefKind::kString) {
+  if (doc_.kind(kind) != RefKind::kString) {
     reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin, kind.valid() ? "expected a string" : "missing");
     return;
   }
-  const std::string kind_text(doc.string_text(kind, scratch));
+  const std::string kind_text(doc_.string_text(kind, scratch));
   e.kind = kind_of(kind_text);
   e.set_ts(ThreadDocument::find(em, "ts"));
   JsonRef seq = ThreadDocument::find(em, "seq");
   if (seq.valid()) {
-    if (doc.kind(seq) != RefKind::kNumber || !parse_int64(doc.raw(seq), e.order_key)) {
+    if (doc_.kind(seq) != RefKind::kNumber || !parse_int64(doc_.raw(seq), e.order_key)) {
       reject(e.path() + ".seq", seq.begin, "expected an integer of at most 64 bits");
       return;
     }
@@ -63,74 +58,86 @@ void ThreadConverter::check_entry(const ThreadDocument& doc, Envelope& e, EntryC
   }
   const JsonRef data = ThreadDocument::find(em, "data");
   e.set_payload(data.valid() ? data : ThreadDocument::find(em, "payload"));
-  // Messages name `data` (the documented name) unless the entry uses the
-  // `payload` alias; built only for a message.
-  auto payload_path = [&] { return e.path() + (data.valid() || !e.payload().valid() ? ".data" : ".payload"); };
-  if (e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult || e.kind == Kind::kPiUser) {
-    if (doc.kind(e.payload()) != RefKind::kObject) {
-      reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,
-            e.payload().valid() ? "expected an object" : "missing");
+  // Messages name `data` (the documented name) unless the entry uses the `payload` alias.
+  const std::string payload_path = e.path() + (data.valid() || !e.payload().valid() ? ".data" : ".payload");
+  auto require_payload_object = [&] {
+    if (doc_.kind(e.payload()) == RefKind::kObject) return true;
+    reject(payload_path, e.payload().valid() ? e.payload().begin : e.ref().begin,
+           e.payload().valid() ? "expected an object" : "missing");
+    return false;
+  };
+  switch (e.kind) {
+    case Kind::kPiAssistant:
+    case Kind::kPiToolResult:
+    case Kind::kPiUser:
+      if (!require_payload_object() || !check_pi_message(e, c, checker, payload_path, facts, plan_values)) return;
+      break;
+    case Kind::kChat: {
+      const std::string_view role = doc_.string_text(ThreadDocument::find(em, "role"), scratch);
+      if (role != "user" && role != "assistant" && role != "system") {
+        reject(e.path() + ".role", e.ref().begin, "expected \"user\", \"assistant\" or \"system\"");
+        return;
+      }
+      if (doc_.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
+        reject(e.path() + ".text", e.ref().begin, "missing (a chat entry needs its text)");
+        return;
+      }
+      facts.role = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
+      take_plan_facts(e, em, {}, facts, plan_values);
+      break;
+    }
+    case Kind::kPiChunk: {
+      std::vector<MemberSpan>& pm = checker.payload_members;
+      doc_.members_into(e.payload(), pm);
+      if (doc_.kind(ThreadDocument::find(pm, "event")) != RefKind::kObject) {
+        note(checker, c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
+        c.repair = "skipped-chunk-without-event";
+        return;
+      }
+      take_plan_facts(e, pm, {}, facts, plan_values);
+      break;
+    }
+    case Kind::kPiCompaction:
+      if (!require_payload_object()) return;
+      break;
+    default:
+      note(checker, c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
+           "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
+      c.repair = "skipped-unknown-kind";
       return;
-    }
-    // A payload whose role is set is itself the message.
-    std::vector<MemberSpan>& pm = checker.payload_members;
-    doc.members_into(e.payload(), pm);
-    e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
-    if (doc.kind(e.message()) != RefKind::kObject) {
-      reject(payload_path() + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
-            e.message().valid() ? "expected an object" : "missing");
-      return;
-    }
-    const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
-    std::vector<MemberSpan>* message_members = &pm;
-    if (e.message().begin != e.payload().begin) {
-      message_members = &checker.message_members;
-      doc.members_into(e.message(), *message_members);
-    }
-    const std::vector<MemberSpan>& mm = *message_members;
-    const JsonRef role_ref = ThreadDocument::find(mm, "role");
-    const std::string_view role = doc.string_text(role_ref, scratch);
-    if (role != want) {
-      reject(payload_path() + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
-            "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
-                (role.empty() ? std::string("none") : quote_for_message(std::string(role))));
-      return;
-    }
-    take_plan_facts(doc, e, pm, mm, facts, plan_values);
-  } else if (e.kind == Kind::kChat) {
-    const std::string_view role = doc.string_text(ThreadDocument::find(em, "role"), scratch);
-    if (role != "user" && role != "assistant" && role != "system") {
-      reject(e.path() + ".role", e.ref().begin, "expected \"user\", \"assistant\" or \"system\"");
-      return;
-    }
-    if (doc.kind(ThreadDocument::find(em, "text")) != RefKind::kString) {
-      reject(e.path() + ".text", e.ref().begin, "missing (a chat entry needs its text)");
-      return;
-    }
-    facts.role = role == "user" ? ChatRole::kUser : role == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
-    take_plan_facts(doc, e, em, {}, facts, plan_values);
-  } else if (e.kind == Kind::kPiChunk) {
-    std::vector<MemberSpan>& pm = checker.payload_members;
-    doc.members_into(e.payload(), pm);
-    if (doc.kind(ThreadDocument::find(pm, "event")) != RefKind::kObject) {
-      fail(c.after_id, Severity::kWarning, e.path(), e.ref().begin, "pi.chunk without data.event; skipped");
-      c.repair = "skipped-chunk-without-event";
-      return;
-    }
-    take_plan_facts(doc, e, pm, {}, facts, plan_values);
-  } else if (e.kind == Kind::kPiCompaction) {
-    if (doc.kind(e.payload()) != RefKind::kObject) {
-      reject(payload_path(), e.payload().valid() ? e.payload().begin : e.ref().begin,
-            e.payload().valid() ? "expected an object" : "missing");
-      return;
-    }
-  } else {
-    fail(c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
-         "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
-    c.repair = "skipped-unknown-kind";
-    return;
   }
   c.accepted = true;
+}
+
+// A pi.user, pi.assistant or pi.tool_result entry whose payload is an
+// object: its message (the payload itself when it has a role, else its
+// `message`) must be an object with the role the kind names.
+bool ThreadConverter::check_pi_message(Envelope& e, EntryCheck& c, Checker& checker, const std::string& payload_path,
+                                       PlanFacts& facts, std::string& plan_values) const {
+  auto reject = [&](const std::string& path, std::size_t offset, const std::string& message) {
+    note(checker, c.after_id, Severity::kError, path, offset, message);
+    return false;
+  };
+  std::vector<MemberSpan>& pm = checker.payload_members;
+  doc_.members_into(e.payload(), pm);
+  e.set_message(ThreadDocument::find(pm, "role").valid() ? e.payload() : ThreadDocument::find(pm, "message"));
+  if (doc_.kind(e.message()) != RefKind::kObject)
+    return reject(payload_path + ".message", e.message().valid() ? e.message().begin : e.payload().begin,
+                  e.message().valid() ? "expected an object" : "missing");
+  const char* want = e.kind == Kind::kPiAssistant ? "assistant" : e.kind == Kind::kPiToolResult ? "toolResult" : "user";
+  std::vector<MemberSpan>* message_members = &pm;
+  if (e.message().begin != e.payload().begin) {
+    message_members = &checker.message_members;
+    doc_.members_into(e.message(), *message_members);
+  }
+  const JsonRef role_ref = ThreadDocument::find(*message_members, "role");
+  const std::string_view role = doc_.string_text(role_ref, checker.scratch);
+  if (role != want)
+    return reject(payload_path + ".message.role", role_ref.valid() ? role_ref.begin : e.message().begin,
+                  "expected \"" + std::string(want) + "\" for a " + kind_name(e.kind) + " entry, found " +
+                      (role.empty() ? std::string("none") : quote_for_message(std::string(role))));
+  take_plan_facts(e, pm, *message_members, facts, plan_values);
+  return true;
 }
 
 namespace {
@@ -151,8 +158,10 @@ std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string&
 // The value the planning rules (rule_entries) read of
 // an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
 // pi.assistant's or pi.chunk's payload's; `message_members` its message's.
-void ThreadConverter::take_plan_facts(const ThreadDocument& doc, const Envelope& e, const std::vector<MemberSpan>& entry_members,
-                             const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) {
+void ThreadConverter::take_plan_facts(const Envelope& e, const std::vector<MemberSpan>& entry_members,
+                                      const std::vector<MemberSpan>& message_members, PlanFacts& facts,
+                                      std::string& plan_values) const {
+  const ThreadDocument& doc = doc_;
   facts.value_begin = plan_values.size();
   std::string scratch;  // allocated only for an escaped reference
   switch (e.kind) {
@@ -177,9 +186,8 @@ void ThreadConverter::take_plan_facts(const ThreadDocument& doc, const Envelope&
   facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
 
-bool ThreadConverter::read_envelopes() {
-  pages_ = PageWindow(options_.residency, doc_.bytes().size(), /*shared=*/false);
-  JsonRef root = doc_.root();
+// R1's inputs: format "thread-export", version 1, a thread object with a non-empty id.
+bool ThreadConverter::read_thread_header(JsonRef root) {
   // A member of the root that must hold one value: a string's decoded text,
   // or a number's text.
   auto require = [&](const char* name, RefKind kind, const std::string& wanted) {
@@ -205,6 +213,13 @@ bool ThreadConverter::read_envelopes() {
           thread_id.valid() ? "expected a non-empty string" : "missing");
     return false;
   }
+  return true;
+}
+
+bool ThreadConverter::read_envelopes() {
+  pages_ = PageWindow(options_.residency, doc_.bytes().size(), /*shared=*/false);
+  const JsonRef root = doc_.root();
+  if (!read_thread_header(root)) return false;
   std::vector<JsonRef> entries;
   JsonRef array;
   if (doc_.is_jsonl()) {
@@ -287,7 +302,7 @@ bool ThreadConverter::read_envelopes() {
     checker.ids.clear();
     checker.diagnostics.clear();
     reading(envs_[i]);
-    check_entry(doc_, envs_[i], c, checker, plan_facts_[i], plan_values_);
+    check_entry(envs_[i], c, checker, plan_facts_[i], plan_values_);
     std::size_t next_diagnostic = 0;
     settle(i, c, checker, next_diagnostic);
   }
