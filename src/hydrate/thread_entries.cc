@@ -1,5 +1,5 @@
-// Reading the export: the thread object R1 reads, and each entry checked on its own
-// on two threads for a big export, then settled in entry order into envelopes.
+// Reading the export: the thread object R1 reads, and each entry checked on
+// its own, then settled in entry order into envelopes (duplicates, seq order).
 #include "hydrate/thread_converter.h"
 
 #include <algorithm>
