@@ -1,3 +1,4 @@
+// The commands behind run_cli, and the report formats they share.
 #pragma once
 
 #include <iosfwd>
@@ -11,8 +12,11 @@
 
 namespace pihydrate {
 
-int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
-int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+// `own_process`: run_cli's Process::kOwned (the command may install signal handlers).
+int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool own_process);
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                 bool own_process);
 
 enum class ReportFormat { kText, kJson, kGithub };
 
