@@ -107,7 +107,8 @@ struct HydrateResult {
   // False when a thread export could not be converted: the report then holds its errors only.
   bool input_converted = true;
   // Diagnostics name the input's positions: a thread's as `entries[i] (id "...")`
-  // at the entry's line:col, a session's at its line.
+  // at the entry's line:col, a session's at its line. (report.carried, with
+  // verification on, names the output's strings its verification stepped over.)
   HydrateReport report;
 };
 

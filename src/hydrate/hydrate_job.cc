@@ -333,8 +333,7 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
   // The input's index is not needed any more: it is released before the
   // output is indexed, so the two are never in memory at once.
   s.index = SessionIndex();
-  const LongStrings carried_strings = std::move(report.carried);
-  const KnownLongStrings carried(carried_strings);
+  const KnownLongStrings carried(report.carried);
   s.lines.reset();
   if (!ok) return result;
   file.flush();

@@ -10,6 +10,7 @@
 
 #include "common/index_summary.h"
 #include "pihydrate/hydrate.h"
+#include "pihydrate/pihydrate.h"
 
 namespace pihydrate::fuzz {
 
@@ -64,6 +65,20 @@ inline HydrateOptions options_from(std::uint8_t bits) {
   o.flatten_max_chars = (bits & 16) ? 8 : 4000;
   o.index.max_depth = 64;  // keeps the recursive parser's stack small under ASan
   return o;
+}
+
+// The same options as a library request (pihydrate.h).
+inline HydrateRequest request_from(std::uint8_t bits) {
+  const HydrateOptions o = options_from(bits);
+  HydrateRequest r;
+  r.cwd = o.cwd;
+  r.tools = o.tools;
+  r.thinking = o.thinking;
+  r.prune_compacted = o.prune_compacted;
+  r.pi_version = o.pi_version;
+  r.flatten_max_chars = o.flatten_max_chars;
+  r.limits.max_depth = o.index.max_depth;
+  return r;
 }
 
 }  // namespace pihydrate::fuzz
