@@ -14,6 +14,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "core/run_beside.h"
+#include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
 #include "hydrate/sigbus_exit.h"
 #include "pihydrate/errors.h"
@@ -23,10 +24,7 @@
 
 namespace pihydrate {
 
-Input Input::file(std::string path) {
-  std::string name = path;
-  return Input(Kind::kFile, std::move(name));
-}
+Input Input::file(std::string path) { return Input(Kind::kFile, std::move(path)); }
 
 Input Input::bytes(std::string bytes, std::string name) {
   Input input(Kind::kBytes, std::move(name));
@@ -45,24 +43,6 @@ Output Output::directory(std::string dir, bool overwrite) {
   return Output(Kind::kDirectory, std::move(dir), overwrite, nullptr);
 }
 Output Output::lines(LineSink& sink) { return Output(Kind::kSink, "", false, &sink); }
-
-namespace {
-
-namespace fs = boost::filesystem;
-
-// PH904: the input changed while it was read.
-Diagnostic input_changed(const std::string& file, std::string message) {
-  Diagnostic d;
-  d.code = Code::kInputChanged;
-  d.severity = Severity::kError;
-  d.level = Level::kLoad;
-  d.file = file;
-  d.message = std::move(message);
-  return d;
-}
-
-// What PH904 says when the input ended early: mapped (SIGBUS) or on pass 2's read.
-constexpr const char* kInputShrank = "the input shrank while it was being read; nothing written (run again)";
 
 HydrateOptions hydrate_options(const HydrateRequest& r) {
   if (r.limits.max_line_bytes > kMaxLineBytesLimit) throw std::invalid_argument("max_line_bytes is over kMaxLineBytesLimit");
@@ -84,6 +64,24 @@ HydrateOptions hydrate_options(const HydrateRequest& r) {
   ho.index.max_entries = r.limits.max_entries;
   return ho;
 }
+
+namespace {
+
+namespace fs = boost::filesystem;
+
+// PH904: the input changed while it was read.
+Diagnostic input_changed(const std::string& file, std::string message) {
+  Diagnostic d;
+  d.code = Code::kInputChanged;
+  d.severity = Severity::kError;
+  d.level = Level::kLoad;
+  d.file = file;
+  d.message = std::move(message);
+  return d;
+}
+
+// What PH904 says when the input ended early: mapped (SIGBUS) or on pass 2's read.
+constexpr const char* kInputShrank = "the input shrank while it was being read; nothing written (run again)";
 
 // The input as a file descriptor (none for bytes), and what it looked like
 // when opened.
