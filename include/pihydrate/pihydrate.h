@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/hydrate.h"
