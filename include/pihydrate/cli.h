@@ -1,5 +1,6 @@
 // The command line as a library call, so tests run it in-process (and under
-// the sanitizers). No globals, never calls exit().
+// the sanitizers). No globals, never calls exit(), and no process-wide state
+// unless the caller owns the process and says so (Process::kOwned).
 #pragma once
 
 #include <iosfwd>
@@ -11,7 +12,18 @@ namespace pihydrate {
 // Exit codes, documented in --help and docs/cli.md.
 enum ExitCode : int { kExitOk = 0, kExitFindings = 1, kExitUsage = 2 };
 
+// Whether run_cli may change process-wide state. kOwned (the executable's
+// main): a hydration installs the handlers of ProcessHooks (pihydrate.h):
+// its temporary output removed on SIGINT/SIGTERM/SIGHUP, SIGPIPE ignored, a
+// mapped export that shrinks reported as PH904 and exit 1 (_exit).
+enum class Process { kShared, kOwned };
+
 // `args` excludes the program name.
-int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+            Process process = Process::kShared);
+
+// Whether `args` (without the program name) ask for a hydration, the
+// command main tunes the allocator for (tools/pi-hydrate/main.cc).
+bool is_hydration(const std::vector<std::string>& args);
 
 }  // namespace pihydrate

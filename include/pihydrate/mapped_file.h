@@ -1,8 +1,9 @@
 // A regular file mapped copy-on-write, for reading a big thread export in
 // place: pages the converter is done with are dropped (madvise), so peak
 // memory does not follow the file's size. Pages the converter rewrote are
-// kept. A file that shrinks while mapped raises SIGBUS on access; the CLI
-// turns that into an error message (PH904) and exit 1.
+// kept. A file that shrinks while mapped raises SIGBUS on access; a caller
+// that opts in (ProcessHooks::exit_on_shrunk_input, as the CLI does) has
+// that reported as PH904 and exit 1.
 #pragma once
 
 #include <atomic>

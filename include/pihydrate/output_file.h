@@ -1,7 +1,8 @@
 // Atomic, verified output: lines go to a temporary file (mode 0600) in the
 // target's directory, which is fsynced and renamed over the target only when
-// everything succeeded. On any failure, or on SIGINT/SIGTERM, the temporary
-// file is removed: no partial or empty session is ever left behind.
+// everything succeeded. On any failure the temporary file is removed, and on
+// SIGINT/SIGTERM/SIGHUP too when the owner of the process asks for it: no
+// partial or empty session is ever left behind.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +22,25 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& na
 // InputShrankError when the file ends before them.
 void pread_all(int fd, char* out, std::uint64_t size, std::uint64_t offset, const std::string& name);
 
+// Lines written to a std::ostream as they come (`-o -`).
+class StreamSink final : public LineSink {
+ public:
+  explicit StreamSink(std::ostream& out) : out_(out) {}
+  void write_line(std::string_view line) override;
+  void write_lines(std::string_view lines) override;
+
+ private:
+  std::ostream& out_;
+};
+
 class OutputFile final : public LineSink {
  public:
-  // Creates the temporary file in `directory`. Throws IoError.
-  explicit OutputFile(const std::string& directory);
+  // Creates the temporary file in `directory`. Throws IoError. With
+  // `remove_on_signals` (opt-in: process-wide, for a program that owns its
+  // process), SIGINT, SIGTERM and SIGHUP, unless ignored, remove it and end
+  // the process as the signal would, and SIGPIPE is ignored from then on;
+  // the handlers stay installed. One such OutputFile at a time.
+  explicit OutputFile(const std::string& directory, bool remove_on_signals = false);
   ~OutputFile() override;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -46,7 +62,11 @@ class OutputFile final : public LineSink {
   // Renames the temporary file to `target` (refusing an existing one unless
   // `overwrite`) and fsyncs the directory. Throws IoError.
   void commit(const std::string& target, bool overwrite);
-  // Copies the finished file to `out` (for `-o -`); the destructor removes it.
+  // Hands the written lines to `sink` (a verified output for a sink),
+  // flushed but not synced; the destructor removes the file.
+  void copy_to(LineSink& sink);
+  // Copies the finished (synced) file to `out`; throws IoError when `out`
+  // fails. The destructor removes the file.
   void copy_to(std::ostream& out);
 
  private:
@@ -62,6 +82,7 @@ class OutputFile final : public LineSink {
   static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;
   bool done_ = false;
   bool finished_ = false;
+  bool remove_on_signals_ = false;
 };
 
 // Refusals shared by every writer: a target that is a symlink, that is the

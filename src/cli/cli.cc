@@ -1,3 +1,4 @@
+// run_cli: the command word, usage, and the errors every command shares.
 #include "pihydrate/cli.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ namespace {
 struct Command {
   const char* name;
   const char* summary;
-  int (*run)(const std::vector<std::string>&, std::istream&, std::ostream&, std::ostream&);
+  int (*run)(const std::vector<std::string>&, std::istream&, std::ostream&, std::ostream&, bool own_process);
 };
 
 const Command kCommands[] = {
@@ -55,7 +56,15 @@ std::size_t distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+bool is_hydration(const std::vector<std::string>& args) {
+  // The main job has no command word: pi-hydrate --session ... --cwd ...
+  // (--help and --version are answered before it is asked.)
+  return !args.empty() && (args[0] == "hydrate" || (args[0].size() > 1 && args[0][0] == '-'));
+}
+
+int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+            Process process) {
+  const bool own_process = process == Process::kOwned;
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     print_usage(args.empty() ? err : out);
     return args.empty() ? kExitUsage : kExitOk;
@@ -65,10 +74,10 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitOk;
   }
   try {
-    // The main job has no command word: pi-hydrate --session ... --cwd ...
-    if (args[0].size() > 1 && args[0][0] == '-') return run_hydrate(args, in, out, err);
+    if (args[0] != "hydrate" && is_hydration(args)) return run_hydrate(args, in, out, err, own_process);  // no command word
     for (const Command& c : kCommands) {
-      if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()), in, out, err);
+      if (args[0] == c.name)
+        return c.run(std::vector<std::string>(args.begin() + 1, args.end()), in, out, err, own_process);
     }
   } catch (const IoError& e) {
     err << "pi-hydrate: error: " << e.what() << "\n";

@@ -1,4 +1,4 @@
-// The commands run_cli dispatches to (src/cli/*_command.cc), each a thin shell over the library.
+// The commands behind run_cli, and the report formats they share.
 #pragma once
 
 #include <iosfwd>
@@ -12,8 +12,11 @@
 
 namespace pihydrate {
 
-int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
-int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+// `own_process`: run_cli's Process::kOwned (the command may install signal handlers).
+int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool own_process);
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                 bool own_process);
 
 enum class ReportFormat { kText, kJson, kGithub };
 

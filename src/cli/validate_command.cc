@@ -1,15 +1,10 @@
 // `pi-hydrate validate`: option parsing and file expansion only; the checks
 // live in the library.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <optional>
-#include <thread>
-#include <cerrno>
-#include <cstring>
 #include <ostream>
+#include <thread>
 
 #include <boost/filesystem.hpp>
 #include <cxxopts.hpp>
@@ -17,6 +12,7 @@
 #include "cli/commands.h"
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/pihydrate.h"
 
 namespace pihydrate {
 namespace {
@@ -48,12 +44,12 @@ Examples:
   pi-hydrate validate --format json s.jsonl | jq '.files[0].loadable'
 )";
 
-struct Input {
+struct FileArgument {
   std::string path;  // "-" for stdin
 };
 
-std::vector<Input> expand_inputs(const std::vector<std::string>& args, std::ostream& err, bool& io_failed) {
-  std::vector<Input> inputs;
+std::vector<FileArgument> expand_inputs(const std::vector<std::string>& args, std::ostream& err, bool& io_failed) {
+  std::vector<FileArgument> inputs;
   for (const std::string& arg : args) {
     if (arg == "-") {
       inputs.push_back({arg});
@@ -96,7 +92,8 @@ void list_codes(std::ostream& out) {
 
 }  // namespace
 
-int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                 bool /*own_process: validate changes no process-wide state*/) {
   cxxopts::Options options("pi-hydrate validate", "Check pi session files the way pi loads them.");
   options.custom_help("[options]");
   options.positional_help("FILE|DIR|- ...");
@@ -172,7 +169,7 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
     return kExitUsage;
   }
   bool io_failed = false;
-  std::vector<Input> inputs = expand_inputs(parsed["files"].as<std::vector<std::string>>(), err, io_failed);
+  std::vector<FileArgument> inputs = expand_inputs(parsed["files"].as<std::vector<std::string>>(), err, io_failed);
 
   ValidateRun run;
   run.pi_version = vo.pi_version;
@@ -185,23 +182,17 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   };
   std::vector<Slot> slots(inputs.size());
   auto validate_one = [&](std::size_t i) {
-    const Input& input = inputs[i];
+    const FileArgument& input = inputs[i];
     if (input.path == "-") {
       auto source = make_istream_source(in);
       slots[i].report = validate_source(*source, "<stdin>", vo);
       return;
     }
-    int fd = ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      slots[i].error = "cannot open " + input.path + ": " + std::strerror(errno);
-      return;
-    }
     try {
-      slots[i].report = validate_index(build_file_index(fd, input.path, vo.index), vo);
+      slots[i].report = validate_file(input.path, vo);
     } catch (const IoError& e) {
       slots[i].error = e.what();
     }
-    ::close(fd);
   };
   const unsigned jobs = std::max(1u, std::min<unsigned>(parsed["jobs"].as<unsigned>(), 64));
   // Files in parallel, or one big file's halves in parallel: not both.

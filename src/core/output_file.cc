@@ -1,3 +1,5 @@
+// Atomic output through a temporary file (output_file.h), and the opt-in
+// signal handlers that remove it.
 #include "pihydrate/output_file.h"
 
 #include <fcntl.h>
@@ -14,7 +16,8 @@
 namespace pihydrate {
 namespace {
 
-// The temporary file a signal must remove. One output at a time per process.
+// The temporary file a signal must remove: only an OutputFile made with
+// `remove_on_signals` names it here. One such output at a time per process.
 char g_pending_temp[4096];
 
 extern "C" void remove_temp_and_reraise(int sig) {
@@ -68,10 +71,17 @@ void pread_all(int fd, char* out, std::uint64_t size, std::uint64_t offset, cons
   }
 }
 
-OutputFile::OutputFile(const std::string& directory) : directory_(directory.empty() ? "." : directory) {
+OutputFile::OutputFile(const std::string& directory, bool remove_on_signals)
+    : directory_(directory.empty() ? "." : directory), remove_on_signals_(remove_on_signals) {
   std::string pattern = directory_ + "/.pi-hydrate-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
+  if (!remove_on_signals_) {
+    fd_ = ::mkstemp(buf.data());  // mode 0600
+    if (fd_ < 0) throw IoError("cannot create a temporary file in " + directory_ + ": " + errno_text());
+    temp_path_ = buf.data();
+    return;
+  }
   // A signal between creating the file and arming its removal would leave
   // the file behind: the signals are held until both are done (for this
   // thread; the CLI has no other one then), and one that came meanwhile
@@ -93,7 +103,7 @@ OutputFile::OutputFile(const std::string& directory) : directory_(directory.empt
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!done_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
-  clear_pending();
+  if (remove_on_signals_) clear_pending();
 }
 
 void OutputFile::write_line(std::string_view line) {
@@ -167,7 +177,7 @@ void OutputFile::commit(const std::string& target, bool overwrite) {
     throw IoError("cannot rename " + temp_path_ + " to " + target + ": " + errno_text());
   }
   done_ = true;
-  clear_pending();
+  if (remove_on_signals_) clear_pending();
   int dir = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     ::fsync(dir);
@@ -175,19 +185,43 @@ void OutputFile::commit(const std::string& target, bool overwrite) {
   }
 }
 
-void OutputFile::copy_to(std::ostream& out) {
-  finish();
+void OutputFile::copy_to(LineSink& sink) {
+  // Read back from the page cache: the file is flushed, not synced (it is
+  // removed once copied, so its durability does not matter).
+  flush();
   if (::lseek(fd_, 0, SEEK_SET) < 0) throw IoError("cannot rewind " + temp_path_ + ": " + errno_text());
-  std::vector<char> chunk(1 << 20);
+  std::string chunk;
+  std::size_t kept = 0;  // bytes of a line begun in the chunk before
   for (;;) {
-    ssize_t n = ::read(fd_, chunk.data(), chunk.size());
+    chunk.resize(kept + (std::size_t{1} << 20));
+    ssize_t n = ::read(fd_, chunk.data() + kept, chunk.size() - kept);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw IoError("cannot read " + temp_path_ + ": " + errno_text());
+    chunk.resize(kept + static_cast<std::size_t>(n));
     if (n == 0) break;
-    out.write(chunk.data(), n);
+    const std::size_t end = chunk.rfind('\n') + 1;  // 0 when no line ends in it
+    if (end > 0) sink.write_lines(std::string_view(chunk).substr(0, end));
+    chunk.erase(0, end);
+    kept = chunk.size();
   }
+  if (!chunk.empty()) sink.write_line(chunk);  // never: every written line ends with '\n'
+}
+
+void OutputFile::copy_to(std::ostream& out) {
+  finish();
+  StreamSink sink(out);
+  copy_to(sink);
   out.flush();
   if (!out) throw IoError("cannot write to standard output");
+}
+
+void StreamSink::write_line(std::string_view line) {
+  out_.write(line.data(), static_cast<std::streamsize>(line.size()));
+  out_.put('\n');
+}
+
+void StreamSink::write_lines(std::string_view lines) {
+  out_.write(lines.data(), static_cast<std::streamsize>(lines.size()));
 }
 
 void check_output_target(const std::string& target, const std::string& input_path, bool overwrite) {

@@ -10,6 +10,8 @@
 
 #include "common/index_summary.h"
 #include "pihydrate/hydrate.h"
+#include "hydrate/hydrate_job.h"
+#include "pihydrate/pihydrate.h"
 
 namespace pihydrate::fuzz {
 
@@ -54,16 +56,19 @@ inline void check_carried_strings(const std::string& input, const SessionIndex& 
 }
 
 // The first input byte picks options; the rest is the file.
-inline HydrateOptions options_from(std::uint8_t bits) {
-  HydrateOptions o;
-  o.cwd = "/tmp";
-  o.tools = (bits & 1) ? ToolPolicy::kFlatten : ToolPolicy::kPair;
-  o.thinking = (bits & 2) ? ThinkingPolicy::kDrop : ThinkingPolicy::kKeep;
-  o.prune_compacted = (bits & 4) != 0;
-  o.pi_version = (bits & 8) ? PiVersion::k0_78 : PiVersion::k1_5;
-  o.flatten_max_chars = (bits & 16) ? 8 : 4000;
-  o.index.max_depth = 64;  // keeps the recursive parser's stack small under ASan
-  return o;
+inline HydrateRequest request_from(std::uint8_t bits) {
+  HydrateRequest r;
+  r.cwd = "/tmp";
+  r.tools = (bits & 1) ? ToolPolicy::kFlatten : ToolPolicy::kPair;
+  r.thinking = (bits & 2) ? ThinkingPolicy::kDrop : ThinkingPolicy::kKeep;
+  r.prune_compacted = (bits & 4) != 0;
+  r.pi_version = (bits & 8) ? PiVersion::k0_78 : PiVersion::k1_5;
+  r.flatten_max_chars = (bits & 16) ? 8 : 4000;
+  r.limits.max_depth = 64;  // keeps the recursive parser's stack small under ASan
+  return r;
 }
+
+// The same, as the hydrator's options.
+inline HydrateOptions options_from(std::uint8_t bits) { return hydrate_options(request_from(bits)); }
 
 }  // namespace pihydrate::fuzz

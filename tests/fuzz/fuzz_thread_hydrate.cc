@@ -3,8 +3,8 @@
 // the mapped reading (pages dropped and faulted back in) against the
 // in-memory one, and the
 // spooled session (runs borrowed from the export, its strings stepped over)
-// read back and indexed against the in-memory one, and the hydration's
-// carried strings.
+// read back and indexed against the in-memory one, and the carried strings
+// of the library's whole hydration (hydrate_thread).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,6 +17,7 @@
 #include "core/json_spans.h"
 #include "fuzz_common.h"
 #include "pihydrate/mapped_file.h"
+#include "pihydrate/pihydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/spool.h"
 #include "pihydrate/thread_export.h"
@@ -98,14 +99,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (spool_fd >= 0) ::close(spool_fd);
   }
   if (!thread.ok()) return 0;
-  HydrateOptions o = fuzz::options_from(data[0]);
-  o.session_id = thread.session_id;
-  o.index.record_long_strings = true;
-  auto source = make_memory_source(thread.session);
-  SessionIndex index = build_session_index(*source, "fuzz", o.index);
-  auto lines = make_memory_line_source(thread.session);
+  // The whole job, as the library does it for a caller (spooled, hydrated,
+  // verified, handed to a sink): what it says its output carries from the
+  // converted session must hold.
+  HydrateRequest request = fuzz::request_from(data[0]);
+  request.partial = to.partial;
+  request.trailer = to.trailer;
   fuzz::CollectingSink sink;
-  HydrateReport report;
-  if (hydrate_session(index, *lines, o, sink, report)) fuzz::check_carried_strings(thread.session, index, report, sink.text);
+  const HydrateResult result = hydrate_thread(Input::bytes(original, "fuzz"), request, Output::lines(sink));
+  if (!result.ok) return 0;
+  IndexOptions noting;
+  noting.max_depth = request.limits.max_depth;
+  noting.record_long_strings = true;
+  auto source = make_memory_source(thread.session);
+  fuzz::check_carried_strings(thread.session, build_session_index(*source, "fuzz", noting), result.report, sink.text);
   return 0;
 }

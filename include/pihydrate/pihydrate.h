@@ -1,0 +1,141 @@
+// The library's jobs, one call each: validate a file, hydrate a pi session,
+// hydrate a thread export. Each does what the pi-hydrate command does and
+// writes the same bytes; the command is a thin shell over them
+// (docs/library.md). The lower-level headers stay available for callers who
+// want the parts.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/hydrate.h"
+#include "pihydrate/thread_export.h"
+#include "pihydrate/validator.h"
+
+namespace pihydrate {
+
+// Validates the file at `path` as `pi-hydrate validate` does. Throws IoError
+// when it cannot be read.
+FileReport validate_file(const std::string& path, const ValidateOptions& options = {});
+
+// What a hydration reads. A stream is read once, into an unlinked temporary
+// file (the input is read twice).
+class Input {
+ public:
+  static Input file(std::string path);  // named by `path` in diagnostics
+  static Input bytes(std::string bytes, std::string name = "<memory>");
+  static Input stream(std::istream& in, std::string name = "<stdin>");
+
+  enum class Kind { kFile, kBytes, kStream };
+  Kind kind() const { return kind_; }
+  const std::string& name() const { return name_; }  // the path, for a file
+  const std::string& data() const { return bytes_; }  // kBytes only
+  std::istream* in() const { return in_; }            // kStream only
+
+ private:
+  Input(Kind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  Kind kind_;
+  std::string name_;
+  std::string bytes_;
+  std::istream* in_ = nullptr;
+};
+
+// Where a hydration writes. Nothing is written unless the call succeeds: a
+// file is written to a temporary file beside it (mode 0600), verified,
+// fsynced and renamed; lines for a sink wait in a temporary file in $TMPDIR
+// (or /tmp) until they are verified. Missing directories are made, and
+// removed again when nothing is written.
+class Output {
+ public:
+  // The file `path`; an existing one is refused unless `overwrite`, and so
+  // are a symlink and the input itself.
+  static Output file(std::string path, bool overwrite = false);
+  // DIR/<timestamp>_<session id>.jsonl, pi's --session-dir layout.
+  static Output directory(std::string dir, bool overwrite = false);
+  static Output lines(LineSink& sink);
+
+  enum class Kind { kFile, kDirectory, kSink };
+  Kind kind() const { return kind_; }
+  const std::string& path() const { return path_; }
+  bool overwrite() const { return overwrite_; }
+  LineSink* sink() const { return sink_; }
+
+ private:
+  Output(Kind kind, std::string path, bool overwrite, LineSink* sink)
+      : kind_(kind), path_(std::move(path)), overwrite_(overwrite), sink_(sink) {}
+  Kind kind_;
+  std::string path_;
+  bool overwrite_;
+  LineSink* sink_;
+};
+
+// The memory caps of docs/reliability.md; they apply to the input, to a
+// thread's converted session and to the verified output.
+struct Limits {
+  std::size_t max_line_bytes = std::size_t{256} << 20;  // at most kMaxLineBytesLimit
+  std::size_t max_depth = 512;
+  std::size_t max_entries = 50'000'000;
+};
+
+// What the caller wants of a hydration (the command's options, docs/cli.md).
+struct HydrateRequest {
+  std::string cwd;              // the new session's working directory, written as given: pass an absolute path
+  bool cwd_must_exist = true;   // the verification requires it (false: --allow-missing-cwd)
+  ToolPolicy tools = ToolPolicy::kPair;
+  std::size_t flatten_max_chars = 4000;
+  ThinkingPolicy thinking = ThinkingPolicy::kKeep;
+  bool prune_compacted = false;
+  std::optional<std::string> leaf_id;     // a session's branch to write, instead of pi's leaf
+  std::optional<std::string> label;       // or the branch ending at the entry with this label
+  std::optional<std::string> session_id;  // default: the input's (a thread's, derived from thread.id)
+  std::optional<std::string> timestamp;   // default: the input's (a thread's createdAt)
+  PiVersion pi_version = PiVersion::k1_5;
+  PartialPolicy partial = PartialPolicy::kDrop;  // thread exports: an interrupted stream
+  bool trailer = true;                           // thread exports: session_info, model_change, thinking_level_change
+  Limits limits;
+  bool verify = true;  // validate the output before it is committed
+};
+
+struct HydrateResult {
+  bool ok = false;  // written; false: the errors are in report.diagnostics and nothing was written
+  // The file written (or that would have been, when verification failed);
+  // empty for a sink, and for a directory until the session id is known.
+  std::string path;
+  // False when a thread export could not be converted: the report then holds its errors only.
+  bool input_converted = true;
+  // Diagnostics name the input's positions: a thread's as `entries[i] (id "...")`
+  // at the entry's line:col, a session's at its line. (report.carried, with
+  // verification on, names the output's strings its verification stepped over.)
+  HydrateReport report;
+};
+
+// Process-wide behaviour a call may switch on for itself; all off by
+// default, so a library caller gets no signal handler behind its back
+// (the pi-hydrate executable turns both on).
+struct ProcessHooks {
+  // From the temporary output's creation on, SIGINT, SIGTERM and SIGHUP
+  // (unless ignored) remove it and end the process as the signal would, and
+  // SIGPIPE is ignored. The handlers stay installed after the call.
+  bool remove_output_on_signals = false;
+  // While a thread export is read in place (mapped), a SIGBUS (the file
+  // shrank) writes the text this returns for the PH904 diagnostic to
+  // standard error, removes the directories made for the output and ends
+  // the process with _exit(1). Called before the export is read; the
+  // previous SIGBUS handler is restored after it is read. Unset: no handler
+  // (such a SIGBUS ends the process).
+  std::function<std::string(const Diagnostic&)> exit_on_shrunk_input;
+};
+
+// Hydrates a pi session (v1, v2 or v3). Throws IoError for what is not the
+// input's fault (a file that cannot be opened or written, a refused target).
+HydrateResult hydrate_session(const Input& input, const HydrateRequest& request, const Output& output,
+                              const ProcessHooks& hooks = {});
+// Hydrates a thread export (docs/thread-export.md), the same way.
+HydrateResult hydrate_thread(const Input& input, const HydrateRequest& request, const Output& output,
+                             const ProcessHooks& hooks = {});
+
+}  // namespace pihydrate

@@ -1,0 +1,174 @@
+// The library's one-call jobs (pihydrate.h): the same bytes as the command,
+// diagnostics at the input's positions, nothing left behind on failure.
+#include "pihydrate/pihydrate.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "pihydrate/cli.h"
+#include "pihydrate/errors.h"
+
+namespace pihydrate {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const fs::path kSource = PIHYDRATE_SOURCE_DIR;
+const fs::path kThread = kSource / "examples" / "thread.json";
+const fs::path kSession = kSource / "examples" / "session.jsonl";
+
+class CollectingSink final : public LineSink {
+ public:
+  void write_line(std::string_view line) override {
+    text.append(line);
+    text += '\n';
+  }
+  std::string text;
+};
+
+// A fresh directory, removed with what it holds.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "library-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// What `pi-hydrate ARGS -o -` writes on standard output.
+std::string command_output(std::vector<std::string> args) {
+  args.insert(args.end(), {"-o", "-"});
+  std::istringstream in;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli(args, in, out, err), kExitOk) << err.str();
+  return out.str();
+}
+
+HydrateRequest request_for(const std::string& cwd) {
+  HydrateRequest request;
+  request.cwd = cwd;
+  return request;
+}
+
+TEST(Library, ThreadBytesToASinkAreTheCommandsBytes) {
+  const std::string expected = command_output({"--thread", kThread.string(), "--cwd", "/tmp"});
+  ASSERT_FALSE(expected.empty());
+  CollectingSink sink;
+  const HydrateResult result =
+      hydrate_thread(Input::bytes(read_file(kThread), "thread.json"), request_for("/tmp"), Output::lines(sink));
+  ASSERT_TRUE(result.ok);
+  EXPECT_TRUE(result.path.empty());
+  EXPECT_EQ(sink.text, expected);
+  EXPECT_GT(result.report.entries_read, 0u);
+  EXPECT_FALSE(result.report.session_id.empty());
+}
+
+TEST(Library, ThreadFileToAFileIsTheCommandsBytesAndValidates) {
+  TempDir dir;
+  const fs::path target = dir.path() / "new" / "s.jsonl";  // its directory is made
+  const HydrateResult result =
+      hydrate_thread(Input::file(kThread.string()), request_for("/tmp"), Output::file(target.string()));
+  ASSERT_TRUE(result.ok);
+  EXPECT_EQ(result.path, target.string());
+  EXPECT_EQ(read_file(target), command_output({"--thread", kThread.string(), "--cwd", "/tmp"}));
+  EXPECT_EQ((fs::status(target).permissions() & fs::perms::all), fs::perms::owner_read | fs::perms::owner_write);
+  const FileReport verdict = validate_file(target.string());
+  EXPECT_TRUE(verdict.loadable);
+  EXPECT_TRUE(verdict.resumable);
+  EXPECT_EQ(verdict.errors, 0u);
+  // An existing target is refused without overwrite, and replaced with it.
+  EXPECT_THROW(hydrate_thread(Input::file(kThread.string()), request_for("/tmp"), Output::file(target.string())),
+               IoError);
+  EXPECT_TRUE(
+      hydrate_thread(Input::file(kThread.string()), request_for("/tmp"), Output::file(target.string(), true)).ok);
+}
+
+TEST(Library, DiagnosticsNameTheThreadsEntriesAndPositions) {
+  const fs::path input = kSource / "tests" / "golden" / "thread" / "aborted-assistant-results" / "input.json";
+  CollectingSink sink;
+  const HydrateResult result = hydrate_thread(Input::file(input.string()), request_for("/tmp"), Output::lines(sink));
+  ASSERT_TRUE(result.ok);
+  ASSERT_EQ(result.report.diagnostics.size(), 2u);
+  const Diagnostic& d = result.report.diagnostics[0];
+  EXPECT_EQ(d.file, input.string());
+  EXPECT_EQ(d.line, 8u);
+  EXPECT_EQ(d.column, 5u);
+  EXPECT_EQ(d.message.rfind("entries[2] (id \"thr_aborted:pi:idx:1\"): dropped the tool result for \"call_x1\"", 0), 0u)
+      << d.message;
+  EXPECT_EQ(result.report.repairs.at("dropped-result-of-aborted-assistant"), 2u);
+}
+
+TEST(Library, AThreadThatCannotBeConvertedWritesNothingAndLeavesNoDirectory) {
+  const fs::path input = kSource / "tests" / "golden" / "thread" / "err-assistant-without-message" / "input.json";
+  TempDir dir;
+  const fs::path sessions = dir.path() / "a" / "b";
+  const HydrateResult result =
+      hydrate_thread(Input::file(input.string()), request_for("/tmp"), Output::directory(sessions.string()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_FALSE(result.input_converted);
+  ASSERT_FALSE(result.report.diagnostics.empty());
+  EXPECT_EQ(result.report.diagnostics[0].severity, Severity::kError);
+  EXPECT_EQ(result.report.diagnostics[0].message.rfind("entries[", 0), 0u) << result.report.diagnostics[0].message;
+  EXPECT_FALSE(fs::exists(dir.path() / "a"));
+}
+
+TEST(Library, AFailedVerificationLeavesNoOutputFile) {
+  TempDir dir;
+  const fs::path target = dir.path() / "s.jsonl";
+  HydrateRequest request = request_for((dir.path() / "not-made-yet").string());
+  const HydrateResult refused = hydrate_thread(Input::file(kThread.string()), request, Output::file(target.string()));
+  EXPECT_FALSE(refused.ok);
+  EXPECT_TRUE(refused.input_converted);
+  bool named = false;
+  for (const Diagnostic& d : refused.report.diagnostics)
+    named = named || d.message.rfind("output failed verification: ", 0) == 0;
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(fs::is_empty(dir.path()));  // neither the file nor a temporary one
+  // Without the cwd check (--allow-missing-cwd) it is written.
+  request.cwd_must_exist = false;
+  EXPECT_TRUE(hydrate_thread(Input::file(kThread.string()), request, Output::file(target.string())).ok);
+}
+
+TEST(Library, SessionFileToADirectoryIsTheCommandsBytes) {
+  TempDir dir;
+  const HydrateResult result =
+      hydrate_session(Input::file(kSession.string()), request_for("/tmp"), Output::directory(dir.path().string()));
+  ASSERT_TRUE(result.ok);
+  const fs::path written = result.path;
+  EXPECT_EQ(written.parent_path(), dir.path());
+  EXPECT_EQ(written.filename().string().find(result.report.session_id + ".jsonl"),
+            written.filename().string().size() - result.report.session_id.size() - 6);
+  EXPECT_EQ(read_file(written), command_output({"--session", kSession.string(), "--cwd", "/tmp"}));
+  // From a stream, the same bytes.
+  std::ifstream in(kSession, std::ios::binary);
+  CollectingSink sink;
+  ASSERT_TRUE(hydrate_session(Input::stream(in), request_for("/tmp"), Output::lines(sink)).ok);
+  EXPECT_EQ(sink.text, read_file(written));
+}
+
+TEST(Library, ValidateFileIsTheCommandsVerdictAndAMissingFileThrows) {
+  const FileReport report = validate_file(kSession.string());
+  EXPECT_TRUE(report.loadable);
+  EXPECT_EQ(report.file, kSession.string());
+  EXPECT_THROW(validate_file((kSource / "no-such-file.jsonl").string()), IoError);
+}
+
+}  // namespace
+}  // namespace pihydrate
