@@ -2,12 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <condition_variable>
-#include <mutex>
 #include <unordered_set>
 
 #include "core/json_spans.h"
-#include "core/run_beside.h"
 #include "hydrate/plan.h"
 #include "pi/nodes_by_id.h"
 #include "pihydrate/errors.h"
@@ -23,8 +20,7 @@ class FdLineSource final : public LineSource {
   FdLineSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
   std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
     // Never shrunk, so its bytes are zeroed only when it grows; the line is
-    // spliced from it without another copy. (Mapping the input instead
-    // measured no faster and added pages to the peak.)
+    // spliced from it without another copy.
     if (scratch.size() < length) scratch.resize(static_cast<std::size_t>(length));
     pread_all(fd_, scratch.data(), length, offset, name_);
     return std::string_view(scratch.data(), static_cast<std::size_t>(length));
@@ -111,6 +107,80 @@ std::unique_ptr<LineSource> make_fd_line_source(int fd, std::string name) {
 std::unique_ptr<LineSource> make_memory_line_source(std::string bytes) {
   return std::make_unique<MemoryLineSource>(std::move(bytes));
 }
+
+namespace {
+
+// Pass 2: each planned entry's source line read back and spliced
+// (append_rendered_entry), in batches of about a MiB of source whose lines
+// are read with one call when they lie together. `written`: the output's
+// bytes so far (the header's).
+void write_planned_entries(const SessionIndex& index, const PiView& branch, const Plan& plan,
+                           const HydrateOptions& options, LineSource& source, std::uint64_t written, LineSink& sink,
+                           HydrateReport& report) {
+  auto source_entry = [&](const PlannedEntry& p) -> const Entry* {
+    const std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
+    return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
+  };
+  std::string lines, scratch;
+  // Where the lines copy runs of their source lines unchanged (`from` made
+  // the input offset): once written, the input's long strings inside them
+  // are noted where they went (HydrateReport::carried).
+  std::vector<ByteEdits::CopiedRun> copied;
+  auto write_batch = [&](std::size_t begin, std::size_t end) {
+    lines.clear();
+    copied.clear();
+    // A batch's source lines nearly always lie together in the file (a
+    // linear session, or a branch with little abandoned in between): they
+    // are read at once, not with a system call each.
+    std::uint64_t low = UINT64_MAX, high = 0, bytes = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (const Entry* e = source_entry(plan.entries[i])) {
+        low = std::min(low, e->offset);
+        high = std::max(high, e->offset + e->length);
+        bytes += e->length;
+      }
+    }
+    const bool together = high > low && high - low <= bytes + bytes / 4 + 4096;
+    const std::string_view span = together ? source.read(low, high - low, scratch) : std::string_view();
+    for (std::size_t i = begin; i < end; ++i) {
+      const Entry* e = source_entry(plan.entries[i]);
+      const std::string_view line =
+          !e         ? std::string_view()
+          : together ? span.substr(static_cast<std::size_t>(e->offset - low), static_cast<std::size_t>(e->length))
+                     : source.read(e->offset, e->length, scratch);
+      const std::size_t runs_before = copied.size();
+      append_rendered_entry(lines, index, branch, plan, i, line, options, e ? &copied : nullptr);
+      for (std::size_t k = runs_before; k < copied.size(); ++k) copied[k].from += e->offset;
+      lines += '\n';
+    }
+    sink.write_lines(lines);
+    for (const ByteEdits::CopiedRun& run : copied)
+      if (run.length >= LongStrings::kMinLength)
+        note_carried_strings(index.long_strings, run.from, written + run.out_at, run.length, report.carried);
+    written += lines.size();
+  };
+  // The output is about its source lines' size (edits change a few bytes a
+  // line; synthetic lines are short): a little more is announced.
+  std::uint64_t source_bytes = 0;
+  for (const PlannedEntry& p : plan.entries)
+    if (const Entry* e = source_entry(p)) source_bytes += e->length + 1;
+  sink.expect_bytes(source_bytes + source_bytes / 16);
+  constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
+  std::size_t batch_begin = 0;
+  std::uint64_t batch_bytes = 0;
+  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+    const Entry* e = source_entry(plan.entries[i]);
+    batch_bytes += e ? e->length : 0;
+    if (batch_bytes >= kBatchBytes) {
+      write_batch(batch_begin, i + 1);
+      batch_begin = i + 1;
+      batch_bytes = 0;
+    }
+  }
+  if (batch_begin < plan.entries.size()) write_batch(batch_begin, plan.entries.size());
+}
+
+}  // namespace
 
 bool hydrate_session(const SessionIndex& index, LineSource& source, const HydrateOptions& options, LineSink& sink,
                      HydrateReport& report) {
@@ -213,110 +283,7 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   const std::string header_line = "{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
                                   ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) + "}";
   sink.write_line(header_line);
-  // Each written line is its source line read back and spliced, independent
-  // of the others: batches of about a MiB of source alternate between this
-  // thread and a helper, and are written in plan order.
-  auto source_entry = [&](const PlannedEntry& p) -> const Entry* {
-    const std::int64_t node = p.node >= 0 ? p.node : (p.synthetic == Synthetic::kModelChange ? p.call_node : -1);
-    return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
-  };
-  // Where a batch's lines copy runs of their source lines unchanged (`from`
-  // made the input offset): once the batch is written, the input's long
-  // strings inside them are noted where they went (HydrateReport::carried).
-  struct Batch {
-    std::string lines, scratch;
-    std::vector<ByteEdits::CopiedRun> copied;
-  };
-  std::uint64_t written = header_line.size() + 1;  // bytes of output so far
-  auto write_batch = [&](Batch& b) {
-    sink.write_lines(b.lines);
-    for (const ByteEdits::CopiedRun& run : b.copied)
-      if (run.length >= LongStrings::kMinLength)
-        note_carried_strings(index.long_strings, run.from, written + run.out_at, run.length, report.carried);
-    written += b.lines.size();
-  };
-  auto render_batch = [&](std::size_t begin, std::size_t end, Batch& batch) {
-    std::string& lines = batch.lines;
-    std::string& scratch = batch.scratch;
-    lines.clear();
-    batch.copied.clear();
-    // A batch's source lines nearly always lie together in the file (a
-    // linear session, or a branch with little abandoned in between): they
-    // are read at once, not with a system call each.
-    std::uint64_t low = UINT64_MAX, high = 0, bytes = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      if (const Entry* e = source_entry(plan.entries[i])) {
-        low = std::min(low, e->offset);
-        high = std::max(high, e->offset + e->length);
-        bytes += e->length;
-      }
-    }
-    const bool together = high > low && high - low <= bytes + bytes / 4 + 4096;
-    const std::string_view span = together ? source.read(low, high - low, scratch) : std::string_view();
-    for (std::size_t i = begin; i < end; ++i) {
-      const Entry* e = source_entry(plan.entries[i]);
-      const std::string_view line = !e         ? std::string_view()
-                                    : together ? span.substr(static_cast<std::size_t>(e->offset - low), static_cast<std::size_t>(e->length))
-                                               : source.read(e->offset, e->length, scratch);
-      const std::size_t runs_before = batch.copied.size();
-      append_rendered_entry(lines, index, branch, plan, i, line, options, e ? &batch.copied : nullptr);
-      for (std::size_t k = runs_before; k < batch.copied.size(); ++k) batch.copied[k].from += e->offset;
-      lines += '\n';
-    }
-  };
-  constexpr std::uint64_t kBatchBytes = std::uint64_t{1} << 20;
-  std::vector<std::size_t> cuts{0};
-  std::uint64_t batch_bytes = 0, source_bytes = 0;
-  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
-    const Entry* e = source_entry(plan.entries[i]);
-    batch_bytes += e ? e->length : 0;
-    source_bytes += (e ? e->length : 0) + 1;
-    if (batch_bytes >= kBatchBytes) {
-      cuts.push_back(i + 1);
-      batch_bytes = 0;
-    }
-  }
-  if (cuts.back() != plan.entries.size()) cuts.push_back(plan.entries.size());
-  // The output is about its source lines' size (edits change a few bytes a
-  // line; synthetic lines are short): a little more is announced.
-  sink.expect_bytes(source_bytes + source_bytes / 16);
-  // This thread takes the even batches and a helper the odd ones. Each
-  // renders its batch, then writes it once the batch before is written:
-  // the output keeps plan order, and one thread's write overlaps the
-  // other's rendering.
-  const std::size_t batches = cuts.size() - 1;
-  std::mutex turn_mutex;
-  std::condition_variable turn_changed;
-  std::size_t next_to_write = 0;  // guarded by turn_mutex
-  bool stopped = false;           // guarded by turn_mutex: a thread failed, the other stops too
-  auto render_and_write = [&](std::size_t first, Batch& batch) {
-    for (std::size_t k = first; k < batches; k += 2) {
-      render_batch(cuts[k], cuts[k + 1], batch);
-      std::unique_lock<std::mutex> lock(turn_mutex);
-      turn_changed.wait(lock, [&] { return next_to_write == k || stopped; });
-      if (stopped) return;
-      lock.unlock();
-      write_batch(batch);
-      lock.lock();
-      next_to_write = k + 1;
-      turn_changed.notify_all();
-    }
-  };
-  auto stopping_the_other_on_failure = [&](std::size_t first, Batch& batch) {
-    try {
-      render_and_write(first, batch);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(turn_mutex);
-      stopped = true;
-      turn_changed.notify_all();
-      throw;
-    }
-  };
-  Batch mine, theirs;  // each thread's batch, rendered into one block
-  if (batches > 1)
-    run_beside([&] { stopping_the_other_on_failure(1, theirs); }, [&] { stopping_the_other_on_failure(0, mine); });
-  else
-    render_and_write(0, mine);
+  write_planned_entries(index, branch, plan, options, source, header_line.size() + 1, sink, report);
   report.entries_written = plan.entries.size() + 1;
   return true;
 }

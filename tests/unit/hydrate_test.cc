@@ -115,7 +115,7 @@ class FailingSink : public LineSink {
   std::atomic<int> writes_{0};  // the failing one included: nothing is written after it
 };
 
-TEST(Hydrate, BatchesOfABigSessionComeOutInOrderAndAFailedWriteStopsBoth) {
+TEST(Hydrate, BatchesOfABigSessionComeOutInOrderAndNothingIsWrittenAfterAFailedWrite) {
   std::string text = kHeader + "\n";
   const std::string padding(2000, 'p');
   std::string parent = "";
