@@ -6,10 +6,8 @@
 // that reported as PH904 and exit 1.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,28 +39,6 @@ class MappedFile final : public ExportResidency {
   std::size_t size_;
   std::size_t released_ = 0;            // bytes before it were dropped by the last call
   std::vector<std::size_t> pinned_;     // page numbers holding rewritten bytes, sorted
-};
-
-// Releases asked for on one thread and carried out on another: the
-// converter asks while it builds lines, and the spool's indexer, which has
-// time to spare then, drops the pages after each block (carry_out). Only
-// release_before is deferred (the one that phase asks for); the others
-// pass through. After stop(), nothing reaches the target any more.
-class DeferredRelease final : public ExportResidency {
- public:
-  explicit DeferredRelease(ExportResidency& target) : target_(&target) {}
-  void release_before(std::size_t offset) override;
-  void rewritten(std::size_t begin, std::size_t end) override;
-  void release_range(std::size_t begin, std::size_t end) override;
-  // Carries out what was asked for since the last call, if anything.
-  void carry_out();
-  // Carries out what is left, then lets go of the target.
-  void stop();
-
- private:
-  std::mutex mutex_;         // held while the target is told (never by release_before: asking does not wait)
-  ExportResidency* target_;  // guarded by mutex_; null once stopped
-  std::atomic<std::size_t> wanted_{0};  // the furthest release_before asked for since the last carry_out
 };
 
 }  // namespace pihydrate

@@ -334,10 +334,6 @@ class SpoolIndexer {
   // checked their UTF-8: the indexer steps over those inside borrowed runs
   // instead of scanning them again. Only before the first append.
   void know_export_strings(const LongValues& strings);
-  // Runs `hook` on the indexing thread each time it is done with a block
-  // (a thread with time to spare while the converter works). Only before
-  // the first append.
-  void after_each_block(std::function<void()> hook);
   // No more blocks: waits until everything is written and indexed, and
   // returns the index. Throws IoError as append does.
   SessionIndex finish();

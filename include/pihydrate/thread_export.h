@@ -61,12 +61,6 @@ struct ThreadOptions {
   bool borrow_from_export = false;
   std::size_t min_borrowed_run = 1024;
   ExportResidency* residency = nullptr;  // told which bytes can leave memory (optional)
-  // While the lines are built (the last phase), the converter tells this
-  // one instead, when set: the CLI has the spool's indexer, which has time
-  // to spare then, drop the pages (DeferredRelease). Dropping pages costs
-  // the thread that asks: the kernel unmaps them and interrupts the other
-  // core to flush its TLB.
-  ExportResidency* lines_residency = nullptr;
   // With borrowing: called once, before the first block, when the syntax
   // check found where every long string ends and checked all their UTF-8,
   // so whoever reads the borrowed runs again may step over those strings

@@ -336,12 +336,6 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
     if (error_) std::rethrow_exception(error_);
   }
   SpoolLayout take_layout() { return std::move(layout_); }
-  void after_each_block(std::function<void()> hook) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // The indexing thread reads it without the lock, from the first block on.
-    if (appended_) throw std::logic_error("SpoolIndexer::after_each_block after the first block");
-    after_block_ = std::move(hook);
-  }
   void know_export_strings(const LongValues& strings) {
     std::lock_guard<std::mutex> lock(mutex_);
     // The indexing thread reads it without the lock, from the first block on.
@@ -400,7 +394,6 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
 
   // Takes the next block and writes it; false once the writer has closed.
   bool next_block() {
-    if (holding_block_ && after_block_) after_block_();  // done with the current block
     holding_block_ = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -445,7 +438,6 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
   bool closed_ = false;
   std::exception_ptr error_;
   std::unique_ptr<LongValues> export_strings_;
-  std::function<void()> after_block_;
   bool holding_block_ = false;  // current_ is a block taken from pending_
   bool appended_ = false;
 };
@@ -480,7 +472,6 @@ SessionIndex SpoolIndexer::finish() {
 
 void SpoolIndexer::know_export_strings(const LongValues& strings) { source_->know_export_strings(strings); }
 
-void SpoolIndexer::after_each_block(std::function<void()> hook) { source_->after_each_block(std::move(hook)); }
 
 SpoolLayout SpoolIndexer::take_layout() { return source_->take_layout(); }
 

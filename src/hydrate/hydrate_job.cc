@@ -177,9 +177,6 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   // The converted session goes to a temporary file, and the export's bytes
   // are freed before the session is read: a big export is never held twice.
   s.spool.fd = make_unlinked_temp("the converted thread");
-  // Page drops the indexer's thread carries out (below): declared before
-  // the indexer, so it outlives the thread, which may call it to the end.
-  std::unique_ptr<DeferredRelease> deferred;
   // The converter keeps one core busy; the other writes and indexes what it converts.
   SpoolIndexer spool_indexer(s.spool.fd, in.display, options);
   to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
@@ -196,15 +193,6 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
     if (hooks.exit_on_shrunk_input)
       exit_on_sigbus.emplace(hooks.exit_on_shrunk_input(input_changed(in.display, kInputShrank)), target.created.created());
     to.residency = mapped.get();
-    // While the converter builds lines, the indexer drops the pages; it
-    // stops before the export is unmapped, however this block is left.
-    deferred = std::make_unique<DeferredRelease>(*mapped);
-    spool_indexer.after_each_block([released = deferred.get()] { released->carry_out(); });
-    struct StopBeforeUnmap {
-      DeferredRelease& released;
-      ~StopBeforeUnmap() { released.stop(); }
-    } stop_before_unmap{*deferred};
-    to.lines_residency = deferred.get();
     s.thread = convert_thread_export(mapped->data(), mapped->size(), in.display, to);
   } else if (in.fd.fd >= 0) {
     std::string bytes = read_all(in.fd.fd, in.display);

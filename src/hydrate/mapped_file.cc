@@ -58,35 +58,6 @@ void MappedFile::release_range(std::size_t begin, std::size_t end) {
   if (first < last) drop(first, last);
 }
 
-void DeferredRelease::release_before(std::size_t offset) {
-  std::size_t asked = wanted_.load(std::memory_order_relaxed);
-  while (offset > asked && !wanted_.compare_exchange_weak(asked, offset, std::memory_order_relaxed)) {
-  }
-}
-
-void DeferredRelease::rewritten(std::size_t begin, std::size_t end) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (target_) target_->rewritten(begin, end);
-}
-
-void DeferredRelease::release_range(std::size_t begin, std::size_t end) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (target_) target_->release_range(begin, end);
-}
-
-void DeferredRelease::carry_out() {
-  const std::size_t offset = wanted_.exchange(0, std::memory_order_relaxed);
-  if (offset == 0) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (target_) target_->release_before(offset);
-}
-
-void DeferredRelease::stop() {
-  carry_out();
-  std::lock_guard<std::mutex> lock(mutex_);
-  target_ = nullptr;
-}
-
 void MappedFile::drop(std::size_t begin_page, std::size_t end_page) {
   // Rewritten pages are private copies: dropping them would bring back the
   // file's bytes, so the range is cut around them.

@@ -22,9 +22,6 @@ class PageWindow {
   PageWindow(ExportResidency* residency, std::size_t export_size, bool shared)
       : residency_(residency), export_size_(export_size), shared_(shared) {}
 
-  // From now on, releases go to `residency` (where the last one happened stays).
-  void redirect(ExportResidency* residency) { residency_ = residency; }
-
   void reading(std::size_t offset) {
     if (!residency_) return;
     if (offset >= anchor_ + kStep || offset + kStep <= anchor_) {

@@ -148,9 +148,6 @@ void ThreadConverter::run() {
   drop_envelopes_that_give_nothing();
   return_freed_heap();
   out_.origins.reserve(out_.origins.size() + envs_.size() + 4);  // about a line each, and the trailer
-  // From here to the end, releases go where the options say (the whole
-  // export stays mapped until the conversion returns).
-  if (options_.lines_residency) pages_.redirect(options_.lines_residency);
   emit_all();
 
   // R12: the trailer restores the name, the model and the thinking level.
