@@ -22,8 +22,8 @@ enum class Process { kShared, kOwned };
 int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
             Process process = Process::kShared);
 
-// Whether `args` (without the program name) ask for a hydration, the
-// command main tunes the allocator for (tools/pi-hydrate/main.cc).
+// Whether `args` (without the program name) ask for a hydration: the
+// `hydrate` command, or --thread / --session without a command word.
 bool is_hydration(const std::vector<std::string>& args);
 
 }  // namespace pihydrate

@@ -17,9 +17,6 @@
 #include <ctime>
 #include <functional>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
@@ -75,15 +72,6 @@ bool parse_int64(std::string_view s, std::int64_t& value) {
 }
 
 
-// Hands the heap memory freed so far back to the system. glibc keeps what a
-// thread's arena freed mapped (the planning helpers', tens of MiB on a big
-// export), and the next phase grows on the main thread: without this, the
-// two would add up in the peak RSS.
-void return_freed_heap() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 std::vector<ReadEntry> ThreadConverter::read_only() {
   std::vector<ReadEntry> read;
@@ -146,7 +134,6 @@ void ThreadConverter::run() {
   }
   doc_.release_before(doc_.bytes().size());
   drop_envelopes_that_give_nothing();
-  return_freed_heap();
   out_.origins.reserve(out_.origins.size() + envs_.size() + 4);  // about a line each, and the trailer
   emit_all();
 

@@ -45,12 +45,6 @@ using thread_rules::RuleEntry;
 using thread_rules::StreamPlan;
 using thread_rules::UserReplacements;
 
-// Hands the heap memory freed so far back to the system. glibc keeps what a
-// thread's arena freed mapped (the planning helpers', tens of MiB on a big
-// export), and the next phase grows on the main thread: without this, the
-// two would add up in the peak RSS.
-void return_freed_heap();
-
 // One entry of the export. A big export has hundreds of thousands of them,
 // all held until the end, so an envelope is 64 bytes: what can be derived
 // (the path) is not stored, and the values inside the entry are offsets

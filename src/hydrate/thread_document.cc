@@ -245,21 +245,16 @@ RefKind ThreadDocument::kind(JsonRef ref) const {
   }
 }
 
-// The converter asks the same few objects (an entry, its data, its message)
-// for one member after another, so the last few walks are kept.
-const std::vector<MemberSpan>& ThreadDocument::cached_members(std::size_t begin) const {
-  MembersCacheSlot& slot = members_cache_[begin % kMembersCacheSlots];
-  if (!slot.valid || slot.begin != begin) {
-    object_members(bytes_, begin, &long_values_, slot.members);  // the slot's memory reused
-    slot.begin = begin;
-    slot.valid = true;
-  }
-  return slot.members;
+// The members of the object at `begin`, walked into a buffer reused from
+// one lookup to the next (nothing allocated per lookup).
+const std::vector<MemberSpan>& ThreadDocument::walked_members(std::size_t begin) const {
+  object_members(bytes_, begin, &long_values_, members_buffer_);
+  return members_buffer_;
 }
 
 JsonRef ThreadDocument::member(JsonRef object, std::string_view key) const {
   if (kind(object) != RefKind::kObject) return {};
-  const MemberSpan* m = find_member(cached_members(object.begin), key);
+  const MemberSpan* m = find_member(walked_members(object.begin), key);
   if (!m) return {};
   return {m->value_begin, m->value_end};
 }
@@ -272,7 +267,7 @@ JsonRef ThreadDocument::first_member(JsonRef object, std::string_view key) const
 
 std::vector<MemberSpan> ThreadDocument::members(JsonRef object) const {
   if (kind(object) != RefKind::kObject) return {};
-  return cached_members(object.begin);
+  return walked_members(object.begin);
 }
 
 void ThreadDocument::members_into(JsonRef object, std::vector<MemberSpan>& out) const {
@@ -300,7 +295,7 @@ std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array,
   if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray || kind(root_) != RefKind::kObject)
     return elements(array, progress);
   bool top = false;
-  for (const MemberSpan& m : cached_members(root_.begin)) top = top || m.value_begin == array.begin;
+  for (const MemberSpan& m : walked_members(root_.begin)) top = top || m.value_begin == array.begin;
   if (!top) return elements(array, progress);
   // Those inside the array's brackets are its own: any other array they
   // could belong to is outside it.

@@ -103,14 +103,8 @@ class ThreadDocument {
   bool parse_in_one_pass(std::string_view bytes, std::size_t max_depth);
   static std::size_t document_start(std::string_view bytes);
   std::size_t guess_second_half(std::string_view text) const;
-  const std::vector<MemberSpan>& cached_members(std::size_t begin) const;
-  struct MembersCacheSlot {
-    std::size_t begin = 0;
-    bool valid = false;
-    std::vector<MemberSpan> members;
-  };
-  static constexpr std::size_t kMembersCacheSlots = 61;  // prime: object offsets are not uniform
-  mutable std::array<MembersCacheSlot, kMembersCacheSlots> members_cache_;
+  const std::vector<MemberSpan>& walked_members(std::size_t begin) const;
+  mutable std::vector<MemberSpan> members_buffer_;  // walked_members's, reused (one reader per thread)
   std::string_view bytes_;
   ExportResidency* residency_ = nullptr;
   bool jsonl_ = false;

@@ -99,11 +99,9 @@ void ThreadConverter::plan(const EnvelopesById& by_id) {
       partial_groups_.push_back(std::move(stream));
     }
   }
-  // Planning is done with the facts: their memory goes back to the system
-  // now, before the envelopes are compacted above it.
+  // Planning is done with the facts.
   std::vector<PlanFacts>().swap(plan_facts_);
   std::string().swap(plan_values_);
-  return_freed_heap();
 }
 
 // R9's lookups: the envelope each compaction's firstKeptRef names (an
