@@ -22,7 +22,6 @@
 
 namespace pihydrate {
 
-class LongValues;
 
 // The JSON type of a member, with kMissing for an absent member.
 enum class JsonKind : std::uint8_t { kMissing, kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
@@ -330,10 +329,6 @@ class SpoolIndexer {
   // its place, to be filled again. Waits while a few blocks are pending.
   // Throws the IoError that stopped the writing thread, if one did.
   void append(SpoolBlock& block);
-  // The export's long strings, when its syntax check found them all and
-  // checked their UTF-8: the indexer steps over those inside borrowed runs
-  // instead of scanning them again. Only before the first append.
-  void know_export_strings(const LongValues& strings);
   // No more blocks: waits until everything is written and indexed, and
   // returns the index. Throws IoError as append does.
   SessionIndex finish();

@@ -19,8 +19,6 @@
 
 namespace pihydrate {
 
-class LongValues;
-
 enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 
 // What the converter tells the owner of the export's bytes, so a caller that
@@ -61,11 +59,6 @@ struct ThreadOptions {
   bool borrow_from_export = false;
   std::size_t min_borrowed_run = 1024;
   ExportResidency* residency = nullptr;  // told which bytes can leave memory (optional)
-  // With borrowing: called once, before the first block, when the syntax
-  // check found where every long string ends and checked all their UTF-8,
-  // so whoever reads the borrowed runs again may step over those strings
-  // (SpoolIndexer::know_export_strings).
-  std::function<void(const LongValues& strings)> export_strings;
 };
 
 // Where a line of the converted session came from, for messages about it.

@@ -308,7 +308,7 @@ SessionIndex build_file_index(int fd, std::string display_name, const IndexOptio
 
 // The blocks handed to a SpoolIndexer, as the ByteSource its thread indexes:
 // each block's stored bytes are written to the file when the reader reaches it.
-class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
+class SpoolIndexer::Source final : public ByteSource {
  public:
   Source(int fd, const std::string& name) : fd_(fd), name_(name) {}
 
@@ -336,24 +336,7 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
     if (error_) std::rethrow_exception(error_);
   }
   SpoolLayout take_layout() { return std::move(layout_); }
-  void know_export_strings(const LongValues& strings) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // The indexing thread reads it without the lock, from the first block on.
-    if (appended_) throw std::logic_error("SpoolIndexer::know_export_strings after the first block");
-    export_strings_ = std::make_unique<LongValues>(strings);  // a copy: its lookup hints are this thread's
-  }
 
-  // KnownStrings, on the indexing thread: a string inside a borrowed run is
-  // the export's, whose syntax check found its end.
-  bool empty() const override { return export_strings_ == nullptr; }
-  std::size_t min_length() const override { return LongValues::kMinLength + 1; }  // LongValues keeps longer ones
-  std::uint64_t string_end(std::uint64_t at) const override {
-    std::uint64_t export_at = 0, left = 0;
-    if (!layout_.borrowed_at(at, export_at, left)) return 0;
-    const std::size_t end = export_strings_->string_end_of(static_cast<std::size_t>(export_at));
-    if (end <= export_at || end - export_at > left) return 0;
-    return at + (end - export_at);
-  }
 
   // The indexing thread's side.
   // A whole block of whole lines is lent to the line reader: parsed where
@@ -437,7 +420,6 @@ class SpoolIndexer::Source final : public ByteSource, public KnownStrings {
   std::vector<SpoolBlock> spare_;
   bool closed_ = false;
   std::exception_ptr error_;
-  std::unique_ptr<LongValues> export_strings_;
   bool holding_block_ = false;  // current_ is a block taken from pending_
   bool appended_ = false;
 };
@@ -448,7 +430,7 @@ SpoolIndexer::SpoolIndexer(int fd, std::string display_name, const IndexOptions&
   thread_ = std::thread([this, options] {
     try {
       // Whether the export's strings are known is settled before the first block.
-      scan_lines(*source_, options, true, index_, source_.get());
+      scan_lines(*source_, options, true, index_);
       source_->write_the_rest();
     } catch (...) {
       source_->fail(std::current_exception());
@@ -469,8 +451,6 @@ SessionIndex SpoolIndexer::finish() {
   source_->rethrow_error();
   return std::move(index_);
 }
-
-void SpoolIndexer::know_export_strings(const LongValues& strings) { source_->know_export_strings(strings); }
 
 
 SpoolLayout SpoolIndexer::take_layout() { return source_->take_layout(); }

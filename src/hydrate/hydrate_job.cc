@@ -185,8 +185,6 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
     // export's file again instead of from the spool: the spool holds only
     // the rest. (An export read whole, from a pipe say, cannot be read twice.)
     to.borrow_from_export = true;
-    // Strings borrowed from the export were checked once: the indexer steps over them.
-    to.export_strings = [&spool_indexer](const LongValues& strings) { spool_indexer.know_export_strings(strings); };
     // Read in place: pages the converter is done with leave memory, so
     // the peak does not follow the export's size.
     std::optional<SigbusExit> exit_on_sigbus;

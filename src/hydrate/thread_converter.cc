@@ -237,9 +237,6 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   ThreadOptions converter_options = options;
   ThreadConverter converter(doc, file, converter_options, out);
   if (!parse_export(bytes, size, file, converter_options, doc, out)) return out;
-  if (converter_options.borrow_from_export && converter_options.spool && options.export_strings &&
-      doc.long_values().strings_valid_utf8())
-    options.export_strings(doc.long_values());
   converter.run();
   return out;
 }

@@ -2,7 +2,7 @@
 // JSON syntax check against RapidJSON's (and on two threads against one),
 // the mapped reading (pages dropped and faulted back in) against the
 // in-memory one, and the
-// spooled session (runs borrowed from the export, its strings stepped over)
+// spooled session (runs borrowed from the export)
 // read back and indexed against the in-memory one, and the carried strings
 // of the library's whole hydration (hydrate_thread).
 #include <sys/mman.h>
@@ -79,7 +79,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       noting.record_long_strings = true;
       SpoolIndexer indexer(spool_fd, "fuzz", noting);
       so.spool = [&](SpoolBlock& block) { indexer.append(block); };
-      so.export_strings = [&](const LongValues& strings) { indexer.know_export_strings(strings); };
       const ConvertedThread spooled = convert_thread_export(copy, "fuzz", so);
       const SessionIndex index = indexer.finish();
       auto memory = make_memory_source(thread.session);
