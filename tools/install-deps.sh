@@ -3,11 +3,13 @@
 # Nothing is downloaded at build time; this is the only install step.
 #   tools/install-deps.sh          what tools/test.sh needs
 #   tools/install-deps.sh --fuzz   also clang and its libFuzzer runtime (tools/fuzz.sh)
+#   tools/install-deps.sh --format also clang-format (tools/format.sh)
 set -euo pipefail
 
 # python3 and npm run the conformance tests (npm installs node 22 and pi itself).
 packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang libclang-rt-14-dev)
+[ "${1:-}" = "--format" ] && packages+=(clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,6 +18,8 @@
 namespace pihydrate {
 
 enum class ToolPolicy : std::uint8_t { kPair, kFlatten };
+// A thread export's interrupted chunk stream (docs/thread-export.md R6): dropped, kept (aborted) or kept as text.
+enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 enum class ThinkingPolicy : std::uint8_t { kKeep, kDrop };
 
 struct HydrateOptions {

@@ -13,7 +13,6 @@
 
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/hydrate.h"
-#include "pihydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 namespace pihydrate {

@@ -18,7 +18,7 @@
 #include "hydrate/job_files.h"
 #include "hydrate/sigbus_exit.h"
 #include "pihydrate/errors.h"
-#include "pihydrate/mapped_file.h"
+#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/pihydrate.h"
 

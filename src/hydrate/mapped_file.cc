@@ -1,4 +1,4 @@
-#include "pihydrate/mapped_file.h"
+#include "hydrate/mapped_file.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>

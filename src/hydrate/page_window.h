@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 

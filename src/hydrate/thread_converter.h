@@ -18,7 +18,7 @@
 #include "hydrate/thread_rules.h"
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 struct ReadEntry;  // thread_reading.h

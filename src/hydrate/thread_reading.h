@@ -13,7 +13,7 @@
 
 #include "hydrate/thread_rules.h"
 #include "pihydrate/diagnostic.h"
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 namespace test_support {

@@ -16,11 +16,11 @@
 #include "core/json_check.h"
 #include "core/json_spans.h"
 #include "fuzz_common.h"
-#include "pihydrate/mapped_file.h"
+#include "hydrate/mapped_file.h"
 #include "pihydrate/pihydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/spool.h"
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pihydrate;

@@ -20,10 +20,10 @@
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
 #include "pihydrate/errors.h"
-#include "pihydrate/mapped_file.h"
+#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>

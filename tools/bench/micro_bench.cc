@@ -17,7 +17,7 @@
 #include "pihydrate/line_reader.h"
 #include "pihydrate/pi_view.h"
 #include "pihydrate/session_index.h"
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
-// The thread export: a chat product's mirror of a pi session (chat turns plus
-// pi.assistant / pi.tool_result / pi.compaction / pi.chunk entries), as
-// specified in docs/thread-export.md. The reader turns it into a linear
-// session in pi's own line format; hydrate_session then writes it like any
-// other session, so both inputs share ids, tool policies and the writer.
+// Internal: the thread export converter's entry point and its tuning. The
+// public call is hydrate_thread (pihydrate.h). convert_thread_export turns a
+// thread export (docs/thread-export.md) into a linear session in pi's own
+// line format; hydrate_session then writes it like any other session, so
+// both inputs share ids, tool policies and the writer.
 #pragma once
 
 #include <cstddef>
@@ -15,11 +15,10 @@
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/hydrate.h"
 #include "pihydrate/spool.h"
 
 namespace pihydrate {
-
-enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 
 // What the converter tells the owner of the export's bytes, so a caller that
 // maps the export's file (MappedFile) can drop the pages it is done with:

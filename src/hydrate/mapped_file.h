@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pihydrate/thread_export.h"
+#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 
