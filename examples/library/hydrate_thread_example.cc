@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
     std::cout << "wrote " << result.path << ": " << result.report.entries_written << " lines, session "
               << result.report.session_id << "\n";
     const pihydrate::FileReport verdict = pihydrate::validate_file(result.path);
-    std::cout << "loadable: " << (verdict.loadable ? "yes" : "no") << ", resumable: "
-              << (verdict.resumable ? "yes" : "no") << ", errors: " << verdict.errors << "\n";
+    std::cout << "loadable: " << (verdict.loadable ? "yes" : "no")
+              << ", resumable: " << (verdict.resumable ? "yes" : "no") << ", errors: " << verdict.errors << "\n";
     return verdict.resumable ? 0 : 1;
   } catch (const pihydrate::IoError& e) {  // a file that cannot be read or written, a refused target
     std::cerr << "error: " << e.what() << "\n";

@@ -17,7 +17,8 @@ class ChunkedVector {
  public:
   ChunkedVector() = default;
   // A moved-from vector is empty (not a size without chunks).
-  ChunkedVector(ChunkedVector&& other) noexcept : chunks_(std::move(other.chunks_)), size_(std::exchange(other.size_, 0)) {
+  ChunkedVector(ChunkedVector&& other) noexcept
+      : chunks_(std::move(other.chunks_)), size_(std::exchange(other.size_, 0)) {
     other.chunks_.clear();
   }
   ChunkedVector& operator=(ChunkedVector&& other) noexcept {

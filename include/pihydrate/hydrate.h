@@ -38,11 +38,11 @@ struct HydrateOptions {
 
 // What happened, for the summary on stderr and --report json.
 struct HydrateReport {
-  std::uint64_t entries_read = 0;     // parsed lines of the input, header included
-  std::uint64_t entries_written = 0;  // lines written, header included
-  std::uint64_t lines_pi_drops = 0;   // lines pi would skip silently
+  std::uint64_t entries_read = 0;                // parsed lines of the input, header included
+  std::uint64_t entries_written = 0;             // lines written, header included
+  std::uint64_t lines_pi_drops = 0;              // lines pi would skip silently
   std::map<std::string, std::uint64_t> repairs;  // kind -> count
-  Diagnostics diagnostics;  // warnings about the input, and the errors that stopped hydration
+  Diagnostics diagnostics;                       // warnings about the input, and the errors that stopped hydration
   std::string session_id;
   std::string timestamp;
   // The input's long strings (SessionIndex::long_strings, when its index

@@ -34,7 +34,7 @@ std::unique_ptr<ByteSource> make_istream_source(std::istream& in);
 std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes);
 
 struct Line {
-  std::string_view bytes;    // without the '\n' (a '\r' before it is kept)
+  std::string_view bytes;  // without the '\n' (a '\r' before it is kept)
   // The same bytes, writable, with a '\0' right after them (where the '\n'
   // was): in-place parsers may use the line as their buffer.
   char* data = nullptr;
@@ -51,7 +51,7 @@ constexpr std::size_t kMaxLineBytesLimit = (std::size_t{1} << 29) - 2;
 
 struct LineReaderOptions {
   std::size_t max_line_bytes = std::size_t{256} << 20;  // 256 MiB; at most kMaxLineBytesLimit
-  std::size_t read_chunk = std::size_t{1} << 20;         // 1 MiB
+  std::size_t read_chunk = std::size_t{1} << 20;        // 1 MiB
 };
 
 class LineReader {

@@ -75,9 +75,9 @@ class OutputFile final : public LineSink {
   int fd_ = -1;
   void start_writeback();
   std::string buffer_;
-  std::uint64_t written_ = 0;            // bytes written to the temporary file
-  bool reserved_ = false;                // expect_bytes reserved blocks past the end
-  std::uint64_t writeback_started_ = 0;  // bytes whose writeback was started
+  std::uint64_t written_ = 0;                                        // bytes written to the temporary file
+  bool reserved_ = false;                                            // expect_bytes reserved blocks past the end
+  std::uint64_t writeback_started_ = 0;                              // bytes whose writeback was started
   static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;  // written out when it holds this much
   static constexpr std::uint64_t kWritebackStep = std::uint64_t{8} << 20;
   bool done_ = false;

@@ -21,12 +21,12 @@ std::optional<PiVersion> parse_pi_version(std::string_view text);  // "0.78", "1
 const char* pi_version_name(PiVersion version);
 
 enum class LoadOutcome : std::uint8_t {
-  kLoads,           // pi starts with the file's own content
-  kFreshSession,    // empty file: pi writes a new header into it
-  kReplaced,        // 0.78: no valid header, pi truncates the file and starts fresh
-  kRefused,         // 1.5: "Session file is not a valid pi session"
-  kCrash,           // an exception while loading
-  kHang,            // 0.78 on a parent cycle: an endless loop
+  kLoads,         // pi starts with the file's own content
+  kFreshSession,  // empty file: pi writes a new header into it
+  kReplaced,      // 0.78: no valid header, pi truncates the file and starts fresh
+  kRefused,       // 1.5: "Session file is not a valid pi session"
+  kCrash,         // an exception while loading
+  kHang,          // 0.78 on a parent cycle: an endless loop
 };
 
 // Where a node's parentId leads.
@@ -46,7 +46,7 @@ struct ContextItem {
 struct PiView {
   PiVersion version = PiVersion::k1_5;
   LoadOutcome outcome = LoadOutcome::kLoads;
-  std::string failure;            // pi's own words, when it does not load
+  std::string failure;  // pi's own words, when it does not load
   std::uint64_t failure_line = 0;
 
   std::vector<std::uint32_t> kept;  // index.entries pi keeps, in file order
@@ -55,23 +55,23 @@ struct PiView {
   // Version and migration.
   bool version_missing = true;
   double header_version = 1;  // `version ?? 1` as a number; NaN when JavaScript cannot compare it
-  bool migrates_v1 = false;  // ids regenerated, tree flattened to file order
-  bool migrates_v2 = false;  // hookMessage -> custom
+  bool migrates_v1 = false;   // ids regenerated, tree flattened to file order
+  bool migrates_v2 = false;   // hookMessage -> custom
   bool rewrites_file = false;
 
   // The tree pi indexes: kept non-session entries in file order.
-  std::vector<std::uint32_t> nodes;       // entry index per node
+  std::vector<std::uint32_t> nodes;               // entry index per node
   std::vector<std::uint32_t> node_kept_position;  // node -> position in `kept` (v1 index target)
-  std::vector<std::int64_t> parent;       // node -> parent node or -1
-  std::vector<ParentLink> link;           // node -> how its parentId resolved
-  std::vector<std::uint8_t> shadowed;     // node's id reused by a later node
-  std::int64_t leaf = -1;                 // node the parent walk starts from
-  bool leaf_is_null = false;              // the last entry's id is null: empty context
-  std::vector<std::uint32_t> path;        // nodes root..leaf
-  std::int64_t cycle_node = -1;           // first node seen twice on the walk
+  std::vector<std::int64_t> parent;               // node -> parent node or -1
+  std::vector<ParentLink> link;                   // node -> how its parentId resolved
+  std::vector<std::uint8_t> shadowed;             // node's id reused by a later node
+  std::int64_t leaf = -1;                         // node the parent walk starts from
+  bool leaf_is_null = false;                      // the last entry's id is null: empty context
+  std::vector<std::uint32_t> path;                // nodes root..leaf
+  std::int64_t cycle_node = -1;                   // first node seen twice on the walk
 
   // Context along the path.
-  std::int64_t compaction = -1;           // node of the latest compaction on the path
+  std::int64_t compaction = -1;  // node of the latest compaction on the path
   bool first_kept_found = false;
   std::int64_t first_kept_index_target = -1;  // v1: node firstKeptEntryIndex maps to
   std::vector<ContextItem> context;
@@ -105,23 +105,23 @@ void rebuild_context(const SessionIndex& index, PiView& view);
 // ---- pi-ai's tool pairing over the context (transformMessages) ----
 
 enum class PairingIssue : std::uint8_t {
-  kOrphanResult,          // result with no call in its turn: sent as-is, the provider rejects it
-  kMissingResult,         // call without result: pi-ai sends "No result provided"
-  kResultOfSkipped,       // result of an error/aborted assistant, which pi-ai drops
-  kInterleaved,           // a message between a call and its result
-  kDuplicateResult,       // a second result for the same call
-  kBadToolCallId,         // fails ^[a-zA-Z0-9_-]{1,64}$
-  kRepeatedToolCallId,    // an earlier call already used this id
+  kOrphanResult,        // result with no call in its turn: sent as-is, the provider rejects it
+  kMissingResult,       // call without result: pi-ai sends "No result provided"
+  kResultOfSkipped,     // result of an error/aborted assistant, which pi-ai drops
+  kInterleaved,         // a message between a call and its result
+  kDuplicateResult,     // a second result for the same call
+  kBadToolCallId,       // fails ^[a-zA-Z0-9_-]{1,64}$
+  kRepeatedToolCallId,  // an earlier call already used this id
 };
 
 struct PairingFinding {
   PairingIssue issue;
-  std::uint32_t node;            // where to report it
+  std::uint32_t node;  // where to report it
   std::string tool_call_id;
-  std::uint32_t column = 0;      // column on node's line, when known
-  std::int64_t call_node = -1;   // the assistant that made the call
-  std::int64_t result_node = -1; // the (first) result
-  std::int64_t closer_node = -1; // the message that closed the turn
+  std::uint32_t column = 0;       // column on node's line, when known
+  std::int64_t call_node = -1;    // the assistant that made the call
+  std::int64_t result_node = -1;  // the (first) result
+  std::int64_t closer_node = -1;  // the message that closed the turn
 };
 
 std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const PiView& view);

@@ -31,7 +31,7 @@ class Input {
 
   enum class Kind { kFile, kBytes, kStream };
   Kind kind() const { return kind_; }
-  const std::string& name() const { return name_; }  // the path, for a file
+  const std::string& name() const { return name_; }   // the path, for a file
   const std::string& data() const { return bytes_; }  // kBytes only
   std::istream* in() const { return in_; }            // kStream only
 
@@ -82,8 +82,8 @@ struct Limits {
 
 // What the caller wants of a hydration (the command's options, docs/cli.md).
 struct HydrateRequest {
-  std::string cwd;              // the new session's working directory, written as given: pass an absolute path
-  bool cwd_must_exist = true;   // the verification requires it (false: --allow-missing-cwd)
+  std::string cwd;             // the new session's working directory, written as given: pass an absolute path
+  bool cwd_must_exist = true;  // the verification requires it (false: --allow-missing-cwd)
   ToolPolicy tools = ToolPolicy::kPair;
   std::size_t flatten_max_chars = 4000;
   ThinkingPolicy thinking = ThinkingPolicy::kKeep;

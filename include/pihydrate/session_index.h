@@ -22,7 +22,6 @@
 
 namespace pihydrate {
 
-
 // The JSON type of a member, with kMissing for an absent member.
 enum class JsonKind : std::uint8_t { kMissing, kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
 const char* json_kind_name(JsonKind kind);
@@ -154,7 +153,7 @@ struct Entry {
   JsonKind usage_cost_kind = JsonKind::kMissing;
   StopReason stop_reason = StopReason::kNone;
   MessageApi api = MessageApi::kNone;  // message.api
-  bool exclude_from_context = false;  // bashExecution.excludeFromContext === true
+  bool exclude_from_context = false;   // bashExecution.excludeFromContext === true
   // What a content string or array holds, for the repairs that keep every
   // sent message and text block non-empty: text blocks whose text is
   // missing, not a string, or white space only (JS trim(); counted up to
@@ -251,10 +250,10 @@ class KnownLongStrings final : public KnownStrings {
 
 struct IndexOptions {
   LineReaderOptions reader;
-  std::size_t max_depth = 512;             // JSON nesting cap per line
-  std::size_t max_entries = 50'000'000;    // parsed lines kept in memory
-  bool two_threads = true;                 // build_file_index: scan a big file's halves at once
-  bool record_long_strings = false;        // fill SessionIndex::long_strings
+  std::size_t max_depth = 512;                  // JSON nesting cap per line
+  std::size_t max_entries = 50'000'000;         // parsed lines kept in memory
+  bool two_threads = true;                      // build_file_index: scan a big file's halves at once
+  bool record_long_strings = false;             // fill SessionIndex::long_strings
   const KnownStrings* known_strings = nullptr;  // not owned
 };
 
@@ -272,24 +271,24 @@ class StringArena {
 struct SessionIndex {
   std::string file;  // display name used in diagnostics
   std::uint64_t file_size = 0;
-  std::uint64_t line_count = 0;       // physical lines
+  std::uint64_t line_count = 0;  // physical lines
   std::uint64_t blank_lines = 0;
   bool starts_with_bom = false;
-  bool ends_with_newline = true;      // false when the last line has no '\n'
+  bool ends_with_newline = true;  // false when the last line has no '\n'
   std::uint64_t crlf_lines = 0;
   std::uint64_t first_crlf_line = 0;
   std::vector<std::uint64_t> invalid_utf8_lines;  // line numbers
   std::vector<std::uint64_t> invalid_utf8_columns;
   bool entry_cap_hit = false;
 
-  ChunkedVector<Entry> entries;  // parsed non-blank lines, in file order
-  std::vector<BadLine> bad_lines;          // the first kMaxKeptProblems of them
-  std::uint64_t bad_line_count = 0;        // all of them
-  std::uint64_t invalid_utf8_count = 0;    // all lines with invalid UTF-8
+  ChunkedVector<Entry> entries;          // parsed non-blank lines, in file order
+  std::vector<BadLine> bad_lines;        // the first kMaxKeptProblems of them
+  std::uint64_t bad_line_count = 0;      // all of them
+  std::uint64_t invalid_utf8_count = 0;  // all lines with invalid UTF-8
   // Per-line problems kept with their position; the rest are only counted,
   // so a file of a million broken lines cannot make the report huge.
   static constexpr std::size_t kMaxKeptProblems = 1000;
-  LongStrings long_strings;  // with IndexOptions::record_long_strings
+  LongStrings long_strings;             // with IndexOptions::record_long_strings
   std::vector<ToolCallRef> tool_calls;  // Entry::tool_calls_* index this
   std::deque<EntryDetails> details;     // Entry::details_ points here; a deque never moves them
   // Storage of a second half scanned on its own thread (build_file_index):
@@ -303,8 +302,7 @@ struct SessionIndex {
 };
 
 // Reads a whole session file in one streaming pass.
-SessionIndex build_session_index(ByteSource& source, std::string display_name,
-                                 const IndexOptions& options = {});
+SessionIndex build_session_index(ByteSource& source, std::string display_name, const IndexOptions& options = {});
 
 // The same for an open regular file, from its first byte. A big file is
 // split at a line boundary and its halves scanned on two threads (unless

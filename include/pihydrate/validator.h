@@ -12,11 +12,11 @@
 namespace pihydrate {
 
 struct ValidateOptions {
-  Level level = Level::kResume;        // report diagnostics up to this level
+  Level level = Level::kResume;  // report diagnostics up to this level
   PiVersion pi_version = PiVersion::k1_5;
-  bool check_cwd = true;               // --no-cwd-check turns it off
-  bool linear = false;                 // --linear: branching is an error
-  std::string process_cwd;             // relative header cwds resolve here; empty: the real one
+  bool check_cwd = true;    // --no-cwd-check turns it off
+  bool linear = false;      // --linear: branching is an error
+  std::string process_cwd;  // relative header cwds resolve here; empty: the real one
   IndexOptions index;
   // The message and lint rules (payloads, tool pairing, fixture
   // conventions). Hydration's look at its input needs only the file and

@@ -74,7 +74,8 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitOk;
   }
   try {
-    if (args[0] != "hydrate" && is_hydration(args)) return run_hydrate(args, in, out, err, own_process);  // no command word
+    if (args[0] != "hydrate" && is_hydration(args))
+      return run_hydrate(args, in, out, err, own_process);  // no command word
     for (const Command& c : kCommands) {
       if (args[0] == c.name)
         return c.run(std::vector<std::string>(args.begin() + 1, args.end()), in, out, err, own_process);

@@ -6,10 +6,10 @@
 #include <ostream>
 #include <sstream>
 
-#include <boost/filesystem.hpp>
-#include <cxxopts.hpp>
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/writer.h>
+#include <boost/filesystem.hpp>
+#include <cxxopts.hpp>
 
 #include "cli/commands.h"
 #include "pihydrate/cli.h"
@@ -67,7 +67,8 @@ void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
     if (seen[static_cast<int>(d.code)]++ < 100) write_diagnostic_text(d, text);
   for (const auto& [code, count] : seen)
     if (count > 100)
-      text << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code)) << " findings not listed\n";
+      text << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code))
+           << " findings not listed\n";
   err << text.str();
 }
 
@@ -133,37 +134,39 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
 }
 
 void add_hydrate_options(cxxopts::Options& options) {
-  options.custom_help("(--thread FILE|- | --session FILE|-) --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
-  options.add_options("Input and output")
-      ("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin", cxxopts::value<std::string>())
-      ("session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())
-      ("cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())
-      ("o,output", "Output file, or - for stdout", cxxopts::value<std::string>())
-      ("session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())
-      ("agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())
-      ("force", "Replace an existing output file")
-      ("allow-missing-cwd", "Do not require --cwd to exist")
-      ("no-verify", "Do not check the output with the validator before writing it")
-      ("report", "Summary on stderr: text or json", cxxopts::value<std::string>()->default_value("text"));
-  options.add_options("Conversation")
-      ("leaf", "Write the branch ending at this entry id instead of pi's leaf", cxxopts::value<std::string>())
-      ("label", "Write the branch ending at the entry with this label", cxxopts::value<std::string>())
-      ("tools", "Tool calls: pair or flatten", cxxopts::value<std::string>()->default_value("pair"))
-      ("flatten-max-chars", "With --tools flatten: longest result text kept", cxxopts::value<std::size_t>()->default_value("4000"))
-      ("thinking", "Thinking blocks: keep or drop", cxxopts::value<std::string>()->default_value("keep"))
-      ("prune-compacted", "Leave out entries the latest compaction hides from the context")
-      ("session-id", "Session id of the output (pi's session-id rule)", cxxopts::value<std::string>())
-      ("timestamp", "Header timestamp of the output (ISO-8601)", cxxopts::value<std::string>())
-      ("partial", "Thread: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text", cxxopts::value<std::string>()->default_value("drop"))
-      ("no-trailer", "Thread: do not append session_info / model_change / thinking_level_change")
-      ("pi-version", "Read the input as this pi version does: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
-      ("h,help", "Print this help");
+  options.custom_help(
+      "(--thread FILE|- | --session FILE|-) --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
+  options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
+                                          cxxopts::value<std::string>())(
+      "session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())(
+      "cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())(
+      "o,output", "Output file, or - for stdout", cxxopts::value<std::string>())(
+      "session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())(
+      "agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())(
+      "force", "Replace an existing output file")("allow-missing-cwd", "Do not require --cwd to exist")(
+      "no-verify", "Do not check the output with the validator before writing it")(
+      "report", "Summary on stderr: text or json", cxxopts::value<std::string>()->default_value("text"));
+  options.add_options("Conversation")("leaf", "Write the branch ending at this entry id instead of pi's leaf",
+                                      cxxopts::value<std::string>())(
+      "label", "Write the branch ending at the entry with this label", cxxopts::value<std::string>())(
+      "tools", "Tool calls: pair or flatten", cxxopts::value<std::string>()->default_value("pair"))(
+      "flatten-max-chars", "With --tools flatten: longest result text kept",
+      cxxopts::value<std::size_t>()->default_value("4000"))("thinking", "Thinking blocks: keep or drop",
+                                                            cxxopts::value<std::string>()->default_value("keep"))(
+      "prune-compacted", "Leave out entries the latest compaction hides from the context")(
+      "session-id", "Session id of the output (pi's session-id rule)", cxxopts::value<std::string>())(
+      "timestamp", "Header timestamp of the output (ISO-8601)", cxxopts::value<std::string>())(
+      "partial", "Thread: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text",
+      cxxopts::value<std::string>()->default_value("drop"))(
+      "no-trailer", "Thread: do not append session_info / model_change / thinking_level_change")(
+      "pi-version", "Read the input as this pi version does: 0.78 or 1.5",
+      cxxopts::value<std::string>()->default_value("1.5"))("h,help", "Print this help");
   // The same memory caps as validate (docs/reliability.md); they apply to the
   // input, to a thread's converted session and to the verified output.
-  options.add_options("Limits")
-      ("max-line-bytes", "Longest session line read, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
-      ("max-depth", "Deepest JSON nesting read", cxxopts::value<std::size_t>()->default_value("512"))
-      ("max-entries", "Most entries read", cxxopts::value<std::size_t>()->default_value("50000000"));
+  options.add_options("Limits")("max-line-bytes", "Longest session line read, in bytes",
+                                cxxopts::value<std::size_t>()->default_value("268435456"))(
+      "max-depth", "Deepest JSON nesting read", cxxopts::value<std::size_t>()->default_value("512"))(
+      "max-entries", "Most entries read", cxxopts::value<std::size_t>()->default_value("50000000"));
 }
 
 // --cwd made absolute. lexically_normal keeps ".." above the root
@@ -182,22 +185,32 @@ fs::path absolute_cwd(const std::string& given, std::string& text) {
 // The request the options make, or a usage error's message.
 std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& request) {
   const std::string partial = parsed["partial"].as<std::string>();
-  if (partial == "drop") request.partial = PartialPolicy::kDrop;
-  else if (partial == "keep") request.partial = PartialPolicy::kKeep;
-  else if (partial == "text") request.partial = PartialPolicy::kText;
-  else return "--partial must be drop, keep or text, not '" + partial + "'";
+  if (partial == "drop")
+    request.partial = PartialPolicy::kDrop;
+  else if (partial == "keep")
+    request.partial = PartialPolicy::kKeep;
+  else if (partial == "text")
+    request.partial = PartialPolicy::kText;
+  else
+    return "--partial must be drop, keep or text, not '" + partial + "'";
   request.trailer = parsed.count("no-trailer") == 0;
   if (!parsed.count("cwd")) return "--cwd DIR is required: the working directory of the new session";
   int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
   if (outputs != 1) return "give exactly one of -o FILE, --session-dir DIR, --agent-dir DIR";
   const std::string tools = parsed["tools"].as<std::string>();
-  if (tools == "pair") request.tools = ToolPolicy::kPair;
-  else if (tools == "flatten") request.tools = ToolPolicy::kFlatten;
-  else return "--tools must be pair or flatten, not '" + tools + "'";
+  if (tools == "pair")
+    request.tools = ToolPolicy::kPair;
+  else if (tools == "flatten")
+    request.tools = ToolPolicy::kFlatten;
+  else
+    return "--tools must be pair or flatten, not '" + tools + "'";
   const std::string thinking = parsed["thinking"].as<std::string>();
-  if (thinking == "keep") request.thinking = ThinkingPolicy::kKeep;
-  else if (thinking == "drop") request.thinking = ThinkingPolicy::kDrop;
-  else return "--thinking must be keep or drop, not '" + thinking + "'";
+  if (thinking == "keep")
+    request.thinking = ThinkingPolicy::kKeep;
+  else if (thinking == "drop")
+    request.thinking = ThinkingPolicy::kDrop;
+  else
+    return "--thinking must be keep or drop, not '" + thinking + "'";
   const std::string report_format = parsed["report"].as<std::string>();
   if (report_format != "text" && report_format != "json")
     return "--report must be text or json, not '" + report_format + "'";
@@ -268,12 +281,14 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   StreamSink stdout_sink(out);
   const bool to_stdout = parsed.count("output") && parsed["output"].as<std::string>() == "-";
   const Output output =
-      to_stdout ? Output::lines(stdout_sink)
+      to_stdout                ? Output::lines(stdout_sink)
       : parsed.count("output") ? Output::file(parsed["output"].as<std::string>(), force)
       : parsed.count("session-dir")
           ? Output::directory(fs::absolute(parsed["session-dir"].as<std::string>()).lexically_normal().string(), force)
           : Output::directory((fs::absolute(parsed["agent-dir"].as<std::string>()).lexically_normal() / "sessions" /
-                               encode_cwd_for_agent_dir(request.cwd)).string(), force);
+                               encode_cwd_for_agent_dir(request.cwd))
+                                  .string(),
+                              force);
   // The executable's own process: a temporary output is removed on
   // SIGINT/SIGTERM/SIGHUP, and an export that shrinks under its mapping is
   // reported (PH904, in the --report format) instead of crashing.
@@ -286,8 +301,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       return message.str();
     };
   }
-  const HydrateResult result = is_thread ? hydrate_thread(input, request, output, hooks)
-                                         : hydrate_session(input, request, output, hooks);
+  const HydrateResult result =
+      is_thread ? hydrate_thread(input, request, output, hooks) : hydrate_session(input, request, output, hooks);
   if (to_stdout && result.ok) {
     out.flush();
     if (!out) throw IoError("cannot write to standard output");
@@ -301,8 +316,10 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     print_summary_json(report, to_stdout ? "-" : result.path, result.ok, err);
   } else {
     print_diagnostics(report.diagnostics, err);
-    if (result.ok) print_summary_text(report, to_stdout ? "standard output" : result.path, err);
-    else err << "pi-hydrate: nothing written\n";
+    if (result.ok)
+      print_summary_text(report, to_stdout ? "standard output" : result.path, err);
+    else
+      err << "pi-hydrate: nothing written\n";
   }
   if (!result.ok) return kExitFindings;
   if (output.kind() == Output::Kind::kDirectory) out << result.path << "\n";

@@ -23,12 +23,18 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 std::string github_escape(const std::string& s, bool property) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else if (property && c == ':') out += "%3A";
-    else if (property && c == ',') out += "%2C";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else if (property && c == ':')
+      out += "%3A";
+    else if (property && c == ',')
+      out += "%2C";
+    else
+      out += c;
   }
   return out;
 }
@@ -74,8 +80,7 @@ void write_text_report(const ValidateRun& run, std::ostream& out) {
           << (r.resumable ? "resumable" : (r.loadable ? "NOT resumable as written" : "not resumable"));
     }
     out << "; " << plural(r.errors, "error", "errors") << ", " << plural(r.warnings, "warning", "warnings")
-        << " (level " << level_name(run.level)
-        << ", " << plural(r.entries, "entry", "entries") << ")\n";
+        << " (level " << level_name(run.level) << ", " << plural(r.entries, "entry", "entries") << ")\n";
   }
 }
 
@@ -104,9 +109,15 @@ void write_json_report(const ValidateRun& run, std::ostream& out) {
     w.Key("complete");
     w.Bool(r.complete);
     w.Key("loadable");
-    if (r.complete) w.Bool(r.loadable); else w.Null();
+    if (r.complete)
+      w.Bool(r.loadable);
+    else
+      w.Null();
     w.Key("resumable");
-    if (r.complete) w.Bool(r.resumable); else w.Null();
+    if (r.complete)
+      w.Bool(r.resumable);
+    else
+      w.Null();
     w.Key("lines");
     w.Uint64(r.lines);
     w.Key("entries");

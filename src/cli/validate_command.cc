@@ -78,10 +78,14 @@ std::vector<FileArgument> expand_inputs(const std::vector<std::string>& args, st
 }
 
 bool parse_level(const std::string& text, Level& level) {
-  if (text == "load") level = Level::kLoad;
-  else if (text == "resume") level = Level::kResume;
-  else if (text == "lint") level = Level::kLint;
-  else return false;
+  if (text == "load")
+    level = Level::kLoad;
+  else if (text == "resume")
+    level = Level::kResume;
+  else if (text == "lint")
+    level = Level::kLint;
+  else
+    return false;
   return true;
 }
 
@@ -97,20 +101,21 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   cxxopts::Options options("pi-hydrate validate", "Check pi session files the way pi loads them.");
   options.custom_help("[options]");
   options.positional_help("FILE|DIR|- ...");
-  options.add_options()
-      ("level", "Report up to this level: load, resume or lint", cxxopts::value<std::string>()->default_value("resume"))
-      ("pi-version", "Follow this pi version's loader: 0.78 or 1.5", cxxopts::value<std::string>()->default_value("1.5"))
-      ("no-cwd-check", "Do not check that the header cwd exists")
-      ("process-cwd", "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)", cxxopts::value<std::string>())
-      ("format", "Output: text, json or github", cxxopts::value<std::string>()->default_value("text"))
-      ("linear", "Report any branching as an error (lint level)")
-      ("max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))
-      ("max-depth", "Deepest JSON nesting checked", cxxopts::value<std::size_t>()->default_value("512"))
-      ("max-entries", "Most entries checked per file", cxxopts::value<std::size_t>()->default_value("50000000"))
-      ("j,jobs", "Validate up to N files at once (output order stays the argument order)", cxxopts::value<unsigned>()->default_value("1"))
-      ("list-codes", "Print every diagnostic code and exit")
-      ("h,help", "Print this help")
-      ("files", "Session files", cxxopts::value<std::vector<std::string>>());
+  options.add_options()("level", "Report up to this level: load, resume or lint",
+                        cxxopts::value<std::string>()->default_value("resume"))(
+      "pi-version", "Follow this pi version's loader: 0.78 or 1.5",
+      cxxopts::value<std::string>()->default_value("1.5"))("no-cwd-check", "Do not check that the header cwd exists")(
+      "process-cwd",
+      "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)",
+      cxxopts::value<std::string>())("format", "Output: text, json or github",
+                                     cxxopts::value<std::string>()->default_value("text"))(
+      "linear", "Report any branching as an error (lint level)")(
+      "max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))(
+      "max-depth", "Deepest JSON nesting checked", cxxopts::value<std::size_t>()->default_value("512"))(
+      "max-entries", "Most entries checked per file", cxxopts::value<std::size_t>()->default_value("50000000"))(
+      "j,jobs", "Validate up to N files at once (output order stays the argument order)",
+      cxxopts::value<unsigned>()->default_value("1"))("list-codes", "Print every diagnostic code and exit")(
+      "h,help", "Print this help")("files", "Session files", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
 
   std::vector<const char*> argv{"pi-hydrate validate"};
@@ -134,22 +139,25 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   ValidateOptions vo;
   ReportFormat format;
   const std::string fmt = parsed["format"].as<std::string>();
-  if (fmt == "text") format = ReportFormat::kText;
-  else if (fmt == "json") format = ReportFormat::kJson;
-  else if (fmt == "github") format = ReportFormat::kGithub;
+  if (fmt == "text")
+    format = ReportFormat::kText;
+  else if (fmt == "json")
+    format = ReportFormat::kJson;
+  else if (fmt == "github")
+    format = ReportFormat::kGithub;
   else {
     err << "pi-hydrate: error: --format must be text, json or github, not '" << fmt << "'\n";
     return kExitUsage;
   }
   if (!parse_level(parsed["level"].as<std::string>(), vo.level)) {
-    err << "pi-hydrate: error: --level must be load, resume or lint, not '"
-        << parsed["level"].as<std::string>() << "'\n";
+    err << "pi-hydrate: error: --level must be load, resume or lint, not '" << parsed["level"].as<std::string>()
+        << "'\n";
     return kExitUsage;
   }
   auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
   if (!version) {
-    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '"
-        << parsed["pi-version"].as<std::string>() << "'\n";
+    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '" << parsed["pi-version"].as<std::string>()
+        << "'\n";
     return kExitUsage;
   }
   vo.pi_version = *version;

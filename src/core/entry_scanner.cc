@@ -19,21 +19,51 @@ namespace {
 enum class Frame : std::uint8_t { kRoot, kMessage, kUsage, kContent, kBlock, kIgnored };
 
 enum class RootKey : std::uint8_t {
-  kOther, kType, kId, kParentId, kTimestamp, kVersion, kCwd, kMessage,
-  kFirstKeptEntryId, kFirstKeptEntryIndex, kTargetId, kLabel, kFromId, kSummary,
+  kOther,
+  kType,
+  kId,
+  kParentId,
+  kTimestamp,
+  kVersion,
+  kCwd,
+  kMessage,
+  kFirstKeptEntryId,
+  kFirstKeptEntryIndex,
+  kTargetId,
+  kLabel,
+  kFromId,
+  kSummary,
 };
 enum class MessageKey : std::uint8_t {
-  kOther, kRole, kContent, kUsage, kStopReason, kTimestamp, kToolCallId, kExcludeFromContext, kApi
+  kOther,
+  kRole,
+  kContent,
+  kUsage,
+  kStopReason,
+  kTimestamp,
+  kToolCallId,
+  kExcludeFromContext,
+  kApi
 };
 enum class BlockKey : std::uint8_t { kOther, kType, kId, kName, kText };
 
 RootKey root_key(std::string_view k) {
   switch (k.size()) {
-    case 2: if (k == "id") return RootKey::kId; break;
-    case 3: if (k == "cwd") return RootKey::kCwd; break;
-    case 4: if (k == "type") return RootKey::kType; break;
-    case 5: if (k == "label") return RootKey::kLabel; break;
-    case 6: if (k == "fromId") return RootKey::kFromId; break;
+    case 2:
+      if (k == "id") return RootKey::kId;
+      break;
+    case 3:
+      if (k == "cwd") return RootKey::kCwd;
+      break;
+    case 4:
+      if (k == "type") return RootKey::kType;
+      break;
+    case 5:
+      if (k == "label") return RootKey::kLabel;
+      break;
+    case 6:
+      if (k == "fromId") return RootKey::kFromId;
+      break;
     case 7:
       if (k == "version") return RootKey::kVersion;
       if (k == "message") return RootKey::kMessage;
@@ -43,9 +73,15 @@ RootKey root_key(std::string_view k) {
       if (k == "parentId") return RootKey::kParentId;
       if (k == "targetId") return RootKey::kTargetId;
       break;
-    case 9: if (k == "timestamp") return RootKey::kTimestamp; break;
-    case 16: if (k == "firstKeptEntryId") return RootKey::kFirstKeptEntryId; break;
-    case 19: if (k == "firstKeptEntryIndex") return RootKey::kFirstKeptEntryIndex; break;
+    case 9:
+      if (k == "timestamp") return RootKey::kTimestamp;
+      break;
+    case 16:
+      if (k == "firstKeptEntryId") return RootKey::kFirstKeptEntryId;
+      break;
+    case 19:
+      if (k == "firstKeptEntryIndex") return RootKey::kFirstKeptEntryIndex;
+      break;
     default: break;
   }
   return RootKey::kOther;
@@ -111,8 +147,14 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   Handler(const char* line_begin, const char* line_end, Entry& entry, StringArena& arena,
           std::vector<ToolCallRef>& calls, std::deque<EntryDetails>& details, std::size_t max_depth,
           const std::vector<std::pair<std::size_t, std::string>>& patched)
-      : begin_(line_begin), end_(line_end), e_(entry), arena_(arena), calls_(calls), details_(details),
-        max_depth_(max_depth), patched_(patched) {
+      : begin_(line_begin),
+        end_(line_end),
+        e_(entry),
+        arena_(arena),
+        calls_(calls),
+        details_(details),
+        max_depth_(max_depth),
+        patched_(patched) {
     frames_.reserve(16);
   }
 
@@ -137,11 +179,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   void record_long_strings(std::vector<std::pair<std::uint32_t, std::uint32_t>>* into) { long_strings_ = into; }
   void ignored_string(const char* quote, const char* past_end) {
     if (long_strings_ && past_end - quote >= static_cast<std::ptrdiff_t>(LongStrings::kMinLength))
-      long_strings_->emplace_back(static_cast<std::uint32_t>(quote - begin_), static_cast<std::uint32_t>(past_end - quote));
+      long_strings_->emplace_back(static_cast<std::uint32_t>(quote - begin_),
+                                  static_cast<std::uint32_t>(past_end - quote));
     // A text or a content string is not read, only looked at up to its
     // first character that is not white space.
     if (reads_blankness())
-      unread_is_blank_ = json_string_is_blank(std::string_view(quote + 1, static_cast<std::size_t>(past_end - quote - 2)));
+      unread_is_blank_ =
+          json_string_is_blank(std::string_view(quote + 1, static_cast<std::size_t>(past_end - quote - 2)));
   }
   bool knows_string_ends() const { return known_ != nullptr; }
   const char* known_string_end(const char* quote) {
@@ -164,7 +208,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         return message_key_ == MessageKey::kRole || message_key_ == MessageKey::kStopReason ||
                message_key_ == MessageKey::kTimestamp || message_key_ == MessageKey::kToolCallId ||
                message_key_ == MessageKey::kApi;
-      case Frame::kBlock: return block_key_ == BlockKey::kType || block_key_ == BlockKey::kId || block_key_ == BlockKey::kName;
+      case Frame::kBlock:
+        return block_key_ == BlockKey::kType || block_key_ == BlockKey::kId || block_key_ == BlockKey::kName;
       default: return false;
     }
   }
@@ -244,8 +289,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   void record(JsonKind kind, std::string_view text) {
     if (frames_.empty()) {  // the line's root value is not an object
       e_.root = kind;
-      e_.falsy = kind == JsonKind::kNull || kind == JsonKind::kFalse ||
-                 (kind == JsonKind::kString && text.empty()) ||
+      e_.falsy = kind == JsonKind::kNull || kind == JsonKind::kFalse || (kind == JsonKind::kString && text.empty()) ||
                  (kind == JsonKind::kNumber && number_text_is_zero(text));
       return;
     }
@@ -328,7 +372,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case MessageKey::kToolCallId: set(e_.tool_call_id, kind, text); break;
       case MessageKey::kExcludeFromContext: e_.exclude_from_context = kind == JsonKind::kTrue; break;
       case MessageKey::kApi:
-        e_.api = kind != JsonKind::kString          ? MessageApi::kNone
+        e_.api = kind != JsonKind::kString      ? MessageApi::kNone
                  : text == "anthropic-messages" ? MessageApi::kAnthropicMessages
                                                 : MessageApi::kOther;
         break;
@@ -398,7 +442,8 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     frames_.pop_back();
     if (closing == Frame::kBlock) {
       if (block_type_ != "text") {
-        (block_type_ == "thinking" || block_type_ == "redacted_thinking" ? e_.content_has_thinking : e_.content_has_other) = true;
+        (block_type_ == "thinking" || block_type_ == "redacted_thinking" ? e_.content_has_thinking
+                                                                         : e_.content_has_other) = true;
       } else if (block_text_ == BlockText::kNonBlank) {
         e_.content_has_other = true;
       } else if (e_.content_blank_texts < UINT8_MAX) {
@@ -446,7 +491,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   std::uint32_t block_id_column_ = 0;
 };
 
-bool is_ascii_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool is_ascii_space(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
 
 // Length of a Unicode whitespace sequence (as JS trim() sees it) at p, or 0.
 std::size_t unicode_space_len(const unsigned char* p, std::size_t left) {
@@ -455,7 +502,7 @@ std::size_t unicode_space_len(const unsigned char* p, std::size_t left) {
   if (left >= 3 && p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80) return 3;  // U+1680
   if (left >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
       ((p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF))
-    return 3;                                                                // U+2000-200A, 2028, 2029, 202F
+    return 3;                                                               // U+2000-200A, 2028, 2029, 202F
   if (left >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F) return 3;  // U+205F
   if (left >= 3 && p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) return 3;  // U+3000
   return 0;
@@ -584,8 +631,8 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     bad.column = next + 1;
     bad.problem = (next < bytes.size() && (bytes[next] == '{' || bytes[next] == '[')) ? LineProblem::kGlued
                                                                                       : LineProblem::kMalformed;
-    bad.reason = bad.problem == LineProblem::kGlued ? "a second JSON value starts here"
-                                                    : "unexpected text after the JSON value";
+    bad.reason =
+        bad.problem == LineProblem::kGlued ? "a second JSON value starts here" : "unexpected text after the JSON value";
   } else {
     bad.problem = LineProblem::kMalformed;
     std::string reason = rapidjson::GetParseError_En(result.Code());

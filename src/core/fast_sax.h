@@ -50,8 +50,9 @@ namespace pihydrate {
 template <typename Handler, typename = void>
 struct SeesSkippedContainers : std::false_type {};
 template <typename Handler>
-struct SeesSkippedContainers<Handler, std::void_t<decltype(std::declval<Handler&>().skipped_container(
-                                          static_cast<const char*>(nullptr), static_cast<const char*>(nullptr), false))>>
+struct SeesSkippedContainers<Handler,
+                             std::void_t<decltype(std::declval<Handler&>().skipped_container(
+                                 static_cast<const char*>(nullptr), static_cast<const char*>(nullptr), false))>>
     : std::true_type {};
 
 template <typename Handler, typename = void>
@@ -68,8 +69,9 @@ struct ChecksUtf8<Handler, std::void_t<decltype(Handler::kChecksUtf8)>> : std::b
 template <typename Handler, typename = void>
 struct KnowsStringEnds : std::false_type {};
 template <typename Handler>
-struct KnowsStringEnds<Handler, std::void_t<decltype(std::declval<Handler&>().known_string_end(
-                                    static_cast<const char*>(nullptr)))>> : std::true_type {};
+struct KnowsStringEnds<
+    Handler, std::void_t<decltype(std::declval<Handler&>().known_string_end(static_cast<const char*>(nullptr)))>>
+    : std::true_type {};
 
 template <typename Handler, typename = void>
 struct SeesIgnoredStrings : std::false_type {};
@@ -205,7 +207,8 @@ class FastSaxReader {
     const char* start = p;
     if (p < end_ && *p == '-') ++p;
     if (p >= end_ || !is_digit(*p)) return false;
-    if (*p == '0') ++p;
+    if (*p == '0')
+      ++p;
     else
       while (p < end_ && is_digit(*p)) ++p;
     if (p < end_ && *p == '.') {
@@ -234,7 +237,8 @@ class FastSaxReader {
         const bool wanted = handler_->wants_text();
         if (!scan_string(p, raw, raw_end, escaped, !wanted)) return false;
         if (!wanted) return handler_->String(raw, 0, false);
-        std::string_view text = escaped ? decode(raw, raw_end) : std::string_view(raw, static_cast<std::size_t>(raw_end - raw));
+        std::string_view text =
+            escaped ? decode(raw, raw_end) : std::string_view(raw, static_cast<std::size_t>(raw_end - raw));
         return handler_->String(text.data(), static_cast<unsigned>(text.size()), false);
       }
       case 't': return literal(p, "true") && handler_->Bool(true);
@@ -320,8 +324,10 @@ class FastSaxReader {
         if (at_element_level(2)) handler_->element(element_begin, p);
       if constexpr (kSeesContainers) {
         const bool loose = loose_.back();
-        if (rest_loose && open.size() == 1) *rest_loose = loose;
-        else handler_->skipped_container(opened_at_.back(), p, loose);
+        if (rest_loose && open.size() == 1)
+          *rest_loose = loose;
+        else
+          handler_->skipped_container(opened_at_.back(), p, loose);
         opened_at_.pop_back();
         loose_.pop_back();
         if (loose && !loose_.empty()) loose_.back() = true;
@@ -429,10 +435,10 @@ class FastSaxReader {
   Handler* handler_ = nullptr;
   std::size_t max_depth_ = 0;
   std::size_t depth_ = 0;
-  std::string text_;  // decoded text of the last escaped string read
+  std::string text_;                          // decoded text of the last escaped string read
   const char* first_invalid_utf8_ = nullptr;  // with kChecksUtf8
-  std::vector<const char*> opened_at_;  // skip_rest's open containers, for skipped_container
-  std::vector<bool> loose_;             // ... and whether each has whitespace between tokens
+  std::vector<const char*> opened_at_;        // skip_rest's open containers, for skipped_container
+  std::vector<bool> loose_;                   // ... and whether each has whitespace between tokens
   const Continuation* continuation_ = nullptr;
 };
 

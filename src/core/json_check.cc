@@ -77,7 +77,8 @@ constexpr EscapeLengths kEscapeLengths;
 // Always inline: called for every special byte (every 20 bytes or so of
 // tool output), and the UTF-8 variant was otherwise left a call.
 template <bool kCheckUtf8>
-[[gnu::always_inline]] inline Step step_over_special(const char* q, const char* end, StringScan& scan, const char*& next) {
+[[gnu::always_inline]] inline Step step_over_special(const char* q, const char* end, StringScan& scan,
+                                                     const char*& next) {
   const auto c = static_cast<unsigned char>(*q);
   if (c == '\\') {
     scan.escaped = true;
@@ -179,8 +180,9 @@ struct BlockWalk {
 // two-byte escape ("/bfnrt): each must be a \u escape. Only UTF-8 lead
 // bytes are looked at one by one.
 template <bool kCheckUtf8, typename OddLetters>
-[[gnu::always_inline]] inline Step decide_block(const char* block, const char* end, const BlockMasks& m, BlockWalk& walk,
-                                                StringScan& scan, const char*& quote, OddLetters&& odd_letters) {
+[[gnu::always_inline]] inline Step decide_block(const char* block, const char* end, const BlockMasks& m,
+                                                BlockWalk& walk, StringScan& scan, const char*& quote,
+                                                OddLetters&& odd_letters) {
   const std::uint64_t escaped = escaped_bytes(m.backslash, walk.carry);
   const std::uint64_t quotes = m.quote & ~escaped;
   const std::uint64_t before = (quotes & (~quotes + 1)) - 1;  // all ones when there is no quote
@@ -276,7 +278,8 @@ template <bool kCheckUtf8>
     block.b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
     const __m256i a = block.a, b = block.b;
     BlockMasks m;
-    m.quote = bits_of(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('"'))) | bits_of(_mm256_cmpeq_epi8(b, _mm256_set1_epi8('"'))) << 32;
+    m.quote = bits_of(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('"'))) |
+              bits_of(_mm256_cmpeq_epi8(b, _mm256_set1_epi8('"'))) << 32;
     m.backslash = bits_of(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('\\'))) |
                   bits_of(_mm256_cmpeq_epi8(b, _mm256_set1_epi8('\\'))) << 32;
     m.non_ascii = bits_of(a) | bits_of(b) << 32;
@@ -323,8 +326,10 @@ struct BlockWalkers {
   }
   template <bool kCheckUtf8>
   BlockWalker<kCheckUtf8> get() const {
-    if constexpr (kCheckUtf8) return checking_utf8;
-    else return plain;
+    if constexpr (kCheckUtf8)
+      return checking_utf8;
+    else
+      return plain;
   }
 };
 BlockWalkers block_walkers{walk_blocks_sse2<true>, walk_blocks_sse2<false>};
@@ -373,8 +378,10 @@ const char* scan_string_contents(const char* p, const char* end, StringScan& sca
   }
   // Fewer than 64 bytes are left: the byte-by-byte walk goes on from the
   // escaping backslash, or past a UTF-8 sequence begun in the last block.
-  if (walk.carry) p -= 1;
-  else if (walk.continued) p += __builtin_ctzll(~walk.continued);
+  if (walk.carry)
+    p -= 1;
+  else if (walk.continued)
+    p += __builtin_ctzll(~walk.continued);
 #endif
   for (;;) {
     const char* q = next_special<kCheckUtf8>(p, end);
@@ -455,15 +462,14 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth) {
   return reader.parse(text.data(), text.data() + text.size(), check, max_depth);
 }
 
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
-                             std::size_t base, const std::function<void(std::size_t)>& progress) {
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values, std::size_t base,
+                             const std::function<void(std::size_t)>& progress) {
   return is_certainly_valid_json(text, max_depth, long_values, base, progress, SecondThread{});
 }
 
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
-                             std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second, std::vector<std::size_t>* line_starts,
-                             std::vector<ElementSpan>* elements) {
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values, std::size_t base,
+                             const std::function<void(std::size_t)>& progress, const SecondThread& second,
+                             std::vector<std::size_t>* line_starts, std::vector<ElementSpan>* elements) {
   long_values.clear();
   long_values.reserve_for(text.size());
   CheckCollectingLongValues check;

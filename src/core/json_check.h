@@ -25,8 +25,8 @@ bool is_certainly_valid_json(std::string_view text, std::size_t max_depth);
 // When it returns false, `long_values` is incomplete.
 // `progress` (optional) hears how far the check has come (an offset like
 // those recorded), every MiB or so.
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
-                             std::size_t base, const std::function<void(std::size_t)>& progress = {});
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values, std::size_t base,
+                             const std::function<void(std::size_t)>& progress = {});
 
 // For the check above, a place where a second thread may start: `at`
 // (offset in `text`) is a guess at an element, after a comma, of an array
@@ -47,14 +47,14 @@ struct SecondThread {
 // (optional) gets, in order, the span of every element of every array that
 // is a member of the top-level object (a thread export's entries), so that
 // they need not be found again.
-bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values,
-                             std::size_t base, const std::function<void(std::size_t)>& progress,
-                             const SecondThread& second, std::vector<std::size_t>* line_starts = nullptr,
+bool is_certainly_valid_json(std::string_view text, std::size_t max_depth, LongValues& long_values, std::size_t base,
+                             const std::function<void(std::size_t)>& progress, const SecondThread& second,
+                             std::vector<std::size_t>* line_starts = nullptr,
                              std::vector<ElementSpan>* elements = nullptr);
 
 // What scan_string_contents saw besides the string's end.
 struct StringScan {
-  bool escaped = false;                     // a backslash escape
+  bool escaped = false;                      // a backslash escape
   const char* first_invalid_utf8 = nullptr;  // with kCheckUtf8: the first invalid sequence
 };
 

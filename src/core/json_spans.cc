@@ -49,8 +49,8 @@ const char* next_structural(const char* p, const char* end) {
   while (end - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i folded = _mm_or_si128(v, lower);
-    const __m128i hit =
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
+    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
     if (const int mask = _mm_movemask_epi8(hit)) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
@@ -134,9 +134,12 @@ std::uint32_t hex4(std::string_view s, std::size_t pos) {
   for (std::size_t i = pos; i < pos + 4 && i < s.size(); ++i) {
     char c = s[i];
     v <<= 4;
-    if (c >= '0' && c <= '9') v |= static_cast<std::uint32_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v |= static_cast<std::uint32_t>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') v |= static_cast<std::uint32_t>(c - 'A' + 10);
+    if (c >= '0' && c <= '9')
+      v |= static_cast<std::uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= static_cast<std::uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= static_cast<std::uint32_t>(c - 'A' + 10);
   }
   return v;
 }
@@ -247,7 +250,13 @@ bool json_string_is_blank(std::string_view raw) {
     if (c == '\\') {
       if (i + 1 >= n) return false;
       switch (p[i + 1]) {
-        case 'n': case 't': case 'r': case 'f': c = ' '; length = 2; break;
+        case 'n':
+        case 't':
+        case 'r':
+        case 'f':
+          c = ' ';
+          length = 2;
+          break;
         case 'u':
           if (i + 6 > n) return false;
           c = hex4(raw, i + 2);  // an accepted literal: four hex digits
@@ -312,10 +321,14 @@ bool hex4_at(const char* d, std::size_t size, std::size_t pos, std::uint32_t& va
   for (std::size_t i = pos; i < pos + 4; ++i) {
     char c = d[i];
     value <<= 4;
-    if (c >= '0' && c <= '9') value |= static_cast<std::uint32_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') value |= static_cast<std::uint32_t>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') value |= static_cast<std::uint32_t>(c - 'A' + 10);
-    else return false;
+    if (c >= '0' && c <= '9')
+      value |= static_cast<std::uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      value |= static_cast<std::uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      value |= static_cast<std::uint32_t>(c - 'A' + 10);
+    else
+      return false;
   }
   return true;
 }
@@ -451,7 +464,8 @@ const MemberSpan* find_member(const std::vector<MemberSpan>& members, std::strin
   for (const MemberSpan& m : members) {
     // Sizes, then first bytes, rule out nearly every other key before a compare.
     const std::string_view k = m.key();
-    if (k.size() == key.size() && (key.empty() || (k[0] == key[0] && k == key))) found = &m;  // JSON.parse: the last one wins
+    if (k.size() == key.size() && (key.empty() || (k[0] == key[0] && k == key)))
+      found = &m;  // JSON.parse: the last one wins
   }
   return found;
 }
@@ -481,7 +495,8 @@ void ByteEdits::remove_member(std::string_view s, const MemberSpan& m) {
     return;
   }
   std::size_t before = m.begin;
-  while (before > 0 && (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\r' || s[before - 1] == '\n'))
+  while (before > 0 &&
+         (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\r' || s[before - 1] == '\n'))
     --before;
   if (before > 0 && s[before - 1] == ',') --before;
   replace(before, m.value_end, "");
@@ -577,8 +592,10 @@ void sort_mostly_sorted(std::vector<T>& v) {
   std::sort(tail.begin(), tail.end());
   std::size_t write = v.size(), read = sorted, rest = tail.size();
   while (rest > 0) {
-    if (read > 0 && tail[rest - 1] < v[read - 1]) v[--write] = v[--read];
-    else v[--write] = tail[--rest];
+    if (read > 0 && tail[rest - 1] < v[read - 1])
+      v[--write] = v[--read];
+    else
+      v[--write] = tail[--rest];
   }
 }
 
@@ -620,8 +637,8 @@ std::size_t LongValues::end_in(const Spans& spans, std::size_t& hint, std::size_
       lo = lo > step ? lo - step : 0;
     }
   }
-  auto it = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(lo), spans.begin() + static_cast<std::ptrdiff_t>(hi),
-                             std::make_pair(begin, std::size_t{0}));
+  auto it = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(lo),
+                             spans.begin() + static_cast<std::ptrdiff_t>(hi), std::make_pair(begin, std::size_t{0}));
   hint = static_cast<std::size_t>(it - spans.begin());
   return it != spans.end() && it->first == begin ? it->second : 0;
 }

@@ -120,7 +120,8 @@ class LongValues {
     while (at > 0 && last - at < kMaxMoved && first_of(v[at - 1]) > begin) --at;
     if (at == last || (at > 0 && first_of(v[at - 1]) > begin)) return;
     const T moved = v[last];
-    std::move_backward(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(last), v.end());
+    std::move_backward(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(last),
+                       v.end());
     v[at] = moved;
   }
   static std::size_t first_of(const std::pair<std::size_t, std::size_t>& span) { return span.first; }
@@ -147,7 +148,7 @@ class LongValues {
 std::size_t json_value_end(std::string_view s, std::size_t pos, const LongValues* known = nullptr);
 
 struct MemberSpan {
-  std::size_t begin = 0;      // the key's opening quote
+  std::size_t begin = 0;  // the key's opening quote
   std::size_t value_begin = 0;
   std::size_t value_end = 0;  // one past the value
   // The key, unescaped. Nearly every key has no escape: it is then the
@@ -201,8 +202,7 @@ std::string json_quote(std::string_view text);
 // one, so without this a line pi reads would look malformed.
 // `rewritten` (optional) hears of each rewrite's offset; `progress` (optional)
 // of how far the pass has come, every MiB or so.
-void neutralize_lone_surrogates(char* data, std::size_t size,
-                                const std::function<void(std::size_t)>& rewritten = {},
+void neutralize_lone_surrogates(char* data, std::size_t size, const std::function<void(std::size_t)>& rewritten = {},
                                 const std::function<void(std::size_t)>& progress = {});
 
 // `text` without the whitespace outside strings: one JSONL line from a
@@ -213,7 +213,9 @@ void append_compact_json(std::string& out, std::string_view text);  // the same,
 // A list of byte edits applied in one pass over a text.
 class ByteEdits {
  public:
-  void replace(std::size_t begin, std::size_t end, std::string text) { edits_.push_back({begin, end, std::move(text)}); }
+  void replace(std::size_t begin, std::size_t end, std::string text) {
+    edits_.push_back({begin, end, std::move(text)});
+  }
   void insert(std::size_t at, std::string text) { replace(at, at, std::move(text)); }
   // Removes a member and the comma that separates it from its neighbour.
   void remove_member(std::string_view s, const MemberSpan& m);

@@ -1,9 +1,9 @@
 // Reading a session file or stream line by line, with positions and a cap on the longest line.
 #include "pihydrate/line_reader.h"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 #include "pihydrate/errors.h"
 
@@ -59,15 +59,10 @@ class MemorySource final : public ByteSource {
 std::unique_ptr<ByteSource> make_fd_source(int fd, std::string name) {
   return std::make_unique<FdSource>(fd, std::move(name));
 }
-std::unique_ptr<ByteSource> make_istream_source(std::istream& in) {
-  return std::make_unique<IstreamSource>(in);
-}
-std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes) {
-  return std::make_unique<MemorySource>(bytes);
-}
+std::unique_ptr<ByteSource> make_istream_source(std::istream& in) { return std::make_unique<IstreamSource>(in); }
+std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes) { return std::make_unique<MemorySource>(bytes); }
 
-LineReader::LineReader(ByteSource& source, LineReaderOptions options)
-    : source_(source), options_(options) {
+LineReader::LineReader(ByteSource& source, LineReaderOptions options) : source_(source), options_(options) {
   if (options_.max_line_bytes > kMaxLineBytesLimit) options_.max_line_bytes = kMaxLineBytesLimit;
   if (options_.read_chunk == 0) options_.read_chunk = 1;
   buffer_.resize(options_.read_chunk + 1);

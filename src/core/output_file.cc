@@ -149,7 +149,8 @@ void OutputFile::expect_bytes(std::uint64_t bytes) {
   // The file's size does not change; a file system that cannot, or a disk
   // too full, leaves it to the writes, which report what goes wrong.
   if (bytes == 0) return;
-  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(written_ + buffer_.size()), static_cast<off_t>(bytes)) == 0 ||
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(written_ + buffer_.size()), static_cast<off_t>(bytes)) ==
+          0 ||
       errno == ENOSPC)  // a partial reservation may remain
     reserved_ = true;
 }

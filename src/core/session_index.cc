@@ -127,9 +127,7 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
     }
 
     switch (status) {
-      case ScanStatus::kBlank:
-        ++index.blank_lines;
-        break;
+      case ScanStatus::kBlank: ++index.blank_lines; break;
       case ScanStatus::kBad:
         bad.line = line.number;
         bad.is_last_without_newline = !line.has_newline;
@@ -240,8 +238,10 @@ std::size_t LongStrings::first_at_or_after(std::uint64_t offset) const {
   std::size_t lo = 0, hi = size();
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    if (begins_[mid] < offset) lo = mid + 1;
-    else hi = mid;
+    if (begins_[mid] < offset)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -336,7 +336,6 @@ class SpoolIndexer::Source final : public ByteSource {
     if (error_) std::rethrow_exception(error_);
   }
   SpoolLayout take_layout() { return std::move(layout_); }
-
 
   // The indexing thread's side.
   // A whole block of whole lines is lent to the line reader: parsed where
@@ -451,7 +450,6 @@ SessionIndex SpoolIndexer::finish() {
   source_->rethrow_error();
   return std::move(index_);
 }
-
 
 SpoolLayout SpoolIndexer::take_layout() { return source_->take_layout(); }
 

@@ -62,7 +62,8 @@ struct Piece {
 void preadv_all(int fd, std::vector<iovec>& iov, std::uint64_t offset, const std::string& name) {
   std::size_t first = 0;
   while (first < iov.size()) {
-    const ssize_t n = ::preadv(fd, iov.data() + first, static_cast<int>(iov.size() - first), static_cast<off_t>(offset));
+    const ssize_t n =
+        ::preadv(fd, iov.data() + first, static_cast<int>(iov.size() - first), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw IoError("cannot read " + name + ": " + std::strerror(errno));
     if (n == 0) throw InputShrankError("cannot read " + name + ": it shrank");

@@ -46,18 +46,22 @@ bool select_path(const SessionIndex& index, const PiView& view, const HydrateOpt
       for (std::uint32_t i = 0; i < n; ++i) {
         const Entry& e = view.entry(index, i);
         if (e.root != JsonKind::kObject || e.type != EntryType::kLabel || !e.details().target_id.is_string()) continue;
-        if (e.details().label.is_string() && !e.details().label.text().empty()) label_of[std::string(e.details().target_id.text())] = std::string(e.details().label.text());
-        else label_of.erase(std::string(e.details().target_id.text()));
+        if (e.details().label.is_string() && !e.details().label.text().empty())
+          label_of[std::string(e.details().target_id.text())] = std::string(e.details().label.text());
+        else
+          label_of.erase(std::string(e.details().target_id.text()));
       }
       std::vector<std::string> targets;
       for (const auto& [target, name] : label_of)
         if (name == *options.label) targets.push_back(target);
       if (targets.empty()) {
-        fail(report, index, 0, "no entry carries the label " + quote_for_message(*options.label), "list labels with: grep '\"type\":\"label\"' FILE");
+        fail(report, index, 0, "no entry carries the label " + quote_for_message(*options.label),
+             "list labels with: grep '\"type\":\"label\"' FILE");
         return false;
       }
       if (targets.size() > 1) {
-        fail(report, index, 0, "the label " + quote_for_message(*options.label) + " is on " + std::to_string(targets.size()) + " entries",
+        fail(report, index, 0,
+             "the label " + quote_for_message(*options.label) + " is on " + std::to_string(targets.size()) + " entries",
              "use --leaf ID to choose one");
         return false;
       }
@@ -67,7 +71,8 @@ bool select_path(const SessionIndex& index, const PiView& view, const HydrateOpt
     for (std::uint32_t i = 0; i < n; ++i)
       if (id_of(i) == wanted) leaf = i;  // later wins, as in pi
     if (leaf < 0) {
-      fail(report, index, 0, "no entry has the id " + quote_for_message(wanted), "check the id with pi-hydrate validate --level lint");
+      fail(report, index, 0, "no entry has the id " + quote_for_message(wanted),
+           "check the id with pi-hydrate validate --level lint");
       return false;
     }
   }

@@ -18,8 +18,9 @@ std::string member_string(std::string_view line, const std::vector<MemberSpan>& 
 
 // Sets a top-level member: replaces its value, or inserts it after `after`
 // (or at the start of the object).
-void set_member(ByteEdits& edits, std::string_view line, std::size_t object_begin, const std::vector<MemberSpan>& members,
-                std::string_view key, const std::string& value, std::string_view after) {
+void set_member(ByteEdits& edits, std::string_view line, std::size_t object_begin,
+                const std::vector<MemberSpan>& members, std::string_view key, const std::string& value,
+                std::string_view after) {
   if (const MemberSpan* m = find_member(members, key)) {
     edits.replace(m->value_begin, m->value_end, value);
     return;
@@ -73,9 +74,12 @@ std::string content_text(std::string_view line, const MemberSpan& content) {
     auto block = object_members(line, el.begin);
     std::string type = member_string(line, block, "type");
     if (!text.empty()) text += "\n";
-    if (type == "text") text += member_string(line, block, "text");
-    else if (type == "image") text += "[image]";
-    else text += "[" + type + "]";
+    if (type == "text")
+      text += member_string(line, block, "text");
+    else if (type == "image")
+      text += "[image]";
+    else
+      text += "[" + type + "]";
   }
   return text;
 }
@@ -94,7 +98,8 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
   if (line[mb] != '{') return;
   auto members = object_members(line, mb);
   if (p.rename_hook_role) {
-    if (const MemberSpan* role = find_member(members, "role")) edits.replace(role->value_begin, role->value_end, "\"custom\"");
+    if (const MemberSpan* role = find_member(members, "role"))
+      edits.replace(role->value_begin, role->value_end, "\"custom\"");
   }
   if (e.role == Role::kAssistant && e.stop_reason == StopReason::kPending)
     edits.replace(e.stop_reason_field.column - 1, json_value_end(line, e.stop_reason_field.column - 1),
@@ -140,7 +145,8 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
     std::string timestamp = ts ? std::string(line.substr(ts->value_begin, ts->value_end - ts->value_begin)) : "0";
     edits.replace(mb, message_member.value_end,
                   "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":" +
-                      json_quote(header + cut_text(text, options.flatten_max_chars)) + "}],\"timestamp\":" + timestamp + "}");
+                      json_quote(header + cut_text(text, options.flatten_max_chars)) + "}],\"timestamp\":" + timestamp +
+                      "}");
     return;
   }
   if (!content || line[content->value_begin] != '[') return;
@@ -175,7 +181,8 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
       if (type == "toolCall") ++call;
       if (p.flatten && type == "toolCall") {
         const MemberSpan* args = find_member(block, "arguments");
-        std::string arguments = args ? std::string(line.substr(args->value_begin, args->value_end - args->value_begin)) : "{}";
+        std::string arguments =
+            args ? std::string(line.substr(args->value_begin, args->value_end - args->value_begin)) : "{}";
         replacement = "{\"type\":\"text\",\"text\":" +
                       json_quote("[tool call " + member_string(line, block, "name") + " (" +
                                  member_string(line, block, "id") + ")] " + arguments) +
@@ -232,14 +239,16 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":" + json_quote(call_id) +
            ",\"toolName\":" + json_quote(call.name) +
            ",\"content\":[{\"type\":\"text\",\"text\":\"No result was recorded for this tool call (added by "
-           "pi-hydrate).\"}],\"isError\":true,\"timestamp\":" + message_time(a) + "}}";
+           "pi-hydrate).\"}],\"isError\":true,\"timestamp\":" +
+           message_time(a) + "}}";
     return;
   }
   if (p.synthetic == Synthetic::kUserMessage) {
     const Entry& m = view.entry(index, static_cast<std::uint32_t>(p.call_node));
     out += "{\"type\":\"message\",\"id\":" + id + ",\"parentId\":" + parent + ",\"timestamp\":" + entry_time(m) +
            ",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"No user message was recorded "
-           "at the start of this conversation (added by pi-hydrate).\"}],\"timestamp\":" + message_time(m) + "}}";
+           "at the start of this conversation (added by pi-hydrate).\"}],\"timestamp\":" +
+           message_time(m) + "}}";
     return;
   }
   if (p.synthetic == Synthetic::kModelChange) {
@@ -267,7 +276,8 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
     edits.append_applied(out, line, copied);
     while (out.size() > start && (out.back() == '\r' || out.back() == ' ' || out.back() == '\t')) out.pop_back();
     if (copied && copied->size() > runs_before && copied->back().out_at + copied->back().length > out.size())
-      copied->back().length = out.size() - std::min(out.size(), copied->back().out_at);  // what was trimmed is not carried
+      copied->back().length =
+          out.size() - std::min(out.size(), copied->back().out_at);  // what was trimmed is not carried
   };
   // Most entries need only their id and parentId values replaced: splice them
   // at the columns the scanner recorded instead of walking the whole line
@@ -278,8 +288,8 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
                              content_repair(p, e) != ContentRepair::kNone ||
                              (assistant && (options.thinking == ThinkingPolicy::kDrop ||
                                             e.stop_reason == StopReason::kPending || needs_usage(e)));
-  const bool has_references = e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary ||
-                              e.type == EntryType::kLabel;
+  const bool has_references =
+      e.type == EntryType::kCompaction || e.type == EntryType::kBranchSummary || e.type == EntryType::kLabel;
   if (!edits_message && !has_references && e.id.present() && e.parent_id.present()) {
     ByteEdits edits;
     const std::size_t id_at = e.id.column - 1, parent_at = e.parent_id.column - 1;
@@ -310,12 +320,16 @@ void append_rendered_entry(std::string& out, const SessionIndex& index, const Pi
     // v1 entries: both members go right after "type", where pi writes them.
     const MemberSpan* type = find_member(members, "type");
     std::string both = "\"id\":" + id + ",\"parentId\":" + parent;
-    if (type) edits.insert(type->value_end, "," + both);
-    else edits.insert(ob + 1, members.empty() ? both : both + ",");
+    if (type)
+      edits.insert(type->value_end, "," + both);
+    else
+      edits.insert(ob + 1, members.empty() ? both : both + ",");
   }
   if (e.type == EntryType::kCompaction) {
-    std::string target = p.ref_self || p.ref_target < 0 ? id : json_quote(plan.entries[static_cast<std::size_t>(p.ref_target)].id);
-    if (const MemberSpan* index_member = find_member(members, "firstKeptEntryIndex")) edits.remove_member(line, *index_member);
+    std::string target =
+        p.ref_self || p.ref_target < 0 ? id : json_quote(plan.entries[static_cast<std::size_t>(p.ref_target)].id);
+    if (const MemberSpan* index_member = find_member(members, "firstKeptEntryIndex"))
+      edits.remove_member(line, *index_member);
     if (const MemberSpan* m = find_member(members, "firstKeptEntryId")) {
       edits.replace(m->value_begin, m->value_end, target);
     } else {

@@ -16,9 +16,9 @@
 #include "core/run_beside.h"
 #include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/sigbus_exit.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/pihydrate.h"
 
@@ -38,16 +38,21 @@ Input Input::stream(std::istream& in, std::string name) {
   return input;
 }
 
-Output Output::file(std::string path, bool overwrite) { return Output(Kind::kFile, std::move(path), overwrite, nullptr); }
+Output Output::file(std::string path, bool overwrite) {
+  return Output(Kind::kFile, std::move(path), overwrite, nullptr);
+}
 Output Output::directory(std::string dir, bool overwrite) {
   return Output(Kind::kDirectory, std::move(dir), overwrite, nullptr);
 }
 Output Output::lines(LineSink& sink) { return Output(Kind::kSink, "", false, &sink); }
 
 HydrateOptions hydrate_options(const HydrateRequest& r) {
-  if (r.limits.max_line_bytes > kMaxLineBytesLimit) throw std::invalid_argument("max_line_bytes is over kMaxLineBytesLimit");
-  if (r.session_id && !is_valid_session_id(*r.session_id)) throw std::invalid_argument("not a session id: " + *r.session_id);
-  if (r.timestamp && !is_iso8601(*r.timestamp)) throw std::invalid_argument("not an ISO-8601 timestamp: " + *r.timestamp);
+  if (r.limits.max_line_bytes > kMaxLineBytesLimit)
+    throw std::invalid_argument("max_line_bytes is over kMaxLineBytesLimit");
+  if (r.session_id && !is_valid_session_id(*r.session_id))
+    throw std::invalid_argument("not a session id: " + *r.session_id);
+  if (r.timestamp && !is_iso8601(*r.timestamp))
+    throw std::invalid_argument("not an ISO-8601 timestamp: " + *r.timestamp);
   HydrateOptions ho;
   ho.cwd = r.cwd;
   ho.tools = r.tools;
@@ -132,17 +137,13 @@ struct Target {
 
 void prepare_target(Target& t, const std::string& input_path) {
   switch (t.output.kind()) {
-    case Output::Kind::kSink:
-      t.dir = temp_directory();
-      return;
+    case Output::Kind::kSink: t.dir = temp_directory(); return;
     case Output::Kind::kFile:
       t.dir = fs::absolute(t.output.path()).parent_path().string();
       t.file = t.output.path();
       check_output_target(t.file, input_path, t.output.overwrite());
       break;
-    case Output::Kind::kDirectory:
-      t.dir = fs::absolute(t.output.path()).lexically_normal().string();
-      break;
+    case Output::Kind::kDirectory: t.dir = fs::absolute(t.output.path()).lexically_normal().string(); break;
   }
   boost::system::error_code ec;
   if (!t.created.create(t.dir, ec)) throw IoError("cannot create " + t.dir + ": " + ec.message());
@@ -189,7 +190,8 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
     // the peak does not follow the export's size.
     std::optional<SigbusExit> exit_on_sigbus;
     if (hooks.exit_on_shrunk_input)
-      exit_on_sigbus.emplace(hooks.exit_on_shrunk_input(input_changed(in.display, kInputShrank)), target.created.created());
+      exit_on_sigbus.emplace(hooks.exit_on_shrunk_input(input_changed(in.display, kInputShrank)),
+                             target.created.created());
     to.residency = mapped.get();
     s.thread = convert_thread_export(mapped->data(), mapped->size(), in.display, to);
   } else if (in.fd.fd >= 0) {
@@ -212,7 +214,8 @@ void map_to_thread(const ConvertedThread& thread, HydrateReport& report) {
     if (d.line == 0 || d.line > thread.origins.size()) continue;
     const ThreadOrigin& o = thread.origins[d.line - 1];
     const std::string_view id = thread.id_of(o);
-    d.message = ConvertedThread::path_of(o) + (id.empty() ? "" : " (id " + quote_for_message(std::string(id)) + ")") + ": " + d.message;
+    d.message = ConvertedThread::path_of(o) + (id.empty() ? "" : " (id " + quote_for_message(std::string(id)) + ")") +
+                ": " + d.message;
     d.line = o.line;
     d.column = o.column;
   }

@@ -45,7 +45,8 @@ int spool_stream(std::istream& in, const std::string& name) {
       left -= static_cast<std::size_t>(n);
     }
   }
-  if (::lseek(spool.fd, 0, SEEK_SET) < 0) throw IoError(std::string("cannot rewind spooled input: ") + std::strerror(errno));
+  if (::lseek(spool.fd, 0, SEEK_SET) < 0)
+    throw IoError(std::string("cannot rewind spooled input: ") + std::strerror(errno));
   const int fd = spool.fd;
   spool.fd = -1;
   return fd;

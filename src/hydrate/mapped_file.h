@@ -37,8 +37,8 @@ class MappedFile final : public ExportResidency {
   void drop(std::size_t begin_page, std::size_t end_page);  // [begin, end) in pages, pinned pages kept
   char* data_;
   std::size_t size_;
-  std::size_t released_ = 0;            // bytes before it were dropped by the last call
-  std::vector<std::size_t> pinned_;     // page numbers holding rewritten bytes, sorted
+  std::size_t released_ = 0;         // bytes before it were dropped by the last call
+  std::vector<std::size_t> pinned_;  // page numbers holding rewritten bytes, sorted
 };
 
 }  // namespace pihydrate

@@ -25,8 +25,10 @@ class PageWindow {
   void reading(std::size_t offset) {
     if (!residency_) return;
     if (offset >= anchor_ + kStep || offset + kStep <= anchor_) {
-      if (shared_) residency_->release_range(low_, high_ + kStep);
-      else residency_->release_before(export_size_);
+      if (shared_)
+        residency_->release_range(low_, high_ + kStep);
+      else
+        residency_->release_before(export_size_);
       anchor_ = low_ = high_ = offset;
     } else {
       low_ = std::min(low_, offset);

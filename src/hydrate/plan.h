@@ -38,11 +38,11 @@ constexpr std::uint32_t kNoRenamedIds = UINT32_MAX;
 struct PlannedEntry {
   std::int64_t node = -1;  // source node in the PiView, or -1 for a synthetic entry
   Synthetic synthetic = Synthetic::kNone;
-  std::uint32_t call = 0;      // kMissingResult: which tool call of `call_node`
-  std::int64_t call_node = -1; // kMissingResult / kModelChange: the source node it derives from
-  std::string id;              // output id (assigned last)
-  std::int64_t ref_target = -1;  // plan index a reference member should name (firstKeptEntryId, fromId, targetId)
-  bool ref_self = false;         // compaction: keep nothing before it (self-anchor)
+  std::uint32_t call = 0;         // kMissingResult: which tool call of `call_node`
+  std::int64_t call_node = -1;    // kMissingResult / kModelChange: the source node it derives from
+  std::string id;                 // output id (assigned last)
+  std::int64_t ref_target = -1;   // plan index a reference member should name (firstKeptEntryId, fromId, targetId)
+  bool ref_self = false;          // compaction: keep nothing before it (self-anchor)
   bool rename_hook_role = false;  // v2 migration: message.role hookMessage -> custom
   bool flatten = false;           // --tools flatten applies to this entry's message
   // Tool call ids written instead of the source's: Plan::renamed_call_ids
@@ -55,7 +55,7 @@ struct Plan {
   std::vector<PlannedEntry> entries;
   // When the latest compaction's first kept entry is a result that moved to
   // its call, the kept window starts at that call's assistant instead.
-  std::int64_t first_kept_override = -1;  // node
+  std::int64_t first_kept_override = -1;      // node
   std::vector<std::string> renamed_call_ids;  // see PlannedEntry::renamed_ids
 };
 

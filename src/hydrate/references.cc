@@ -23,8 +23,11 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
   constexpr std::int64_t kNotWritten = -1;
   std::vector<std::int64_t> plan_index_of_node(view.nodes.size(), kNotWritten);
   for (std::size_t i = 0; i < plan.entries.size(); ++i)
-    if (plan.entries[i].node >= 0) plan_index_of_node[static_cast<std::size_t>(plan.entries[i].node)] = static_cast<std::int64_t>(i);
-  auto plan_index_of = [&](std::int64_t node) { return node < 0 ? kNotWritten : plan_index_of_node[static_cast<std::size_t>(node)]; };
+    if (plan.entries[i].node >= 0)
+      plan_index_of_node[static_cast<std::size_t>(plan.entries[i].node)] = static_cast<std::int64_t>(i);
+  auto plan_index_of = [&](std::int64_t node) {
+    return node < 0 ? kNotWritten : plan_index_of_node[static_cast<std::size_t>(node)];
+  };
   auto plan_index_for_id = [&](const Field& f) -> std::int64_t {
     if (!f.is_string()) return -1;
     return plan_index_of(node_of_id.find(JsMapKey{JsonKind::kString, f.text()}));
@@ -45,9 +48,10 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
     d.file = index.file;
     d.line = e.line;
     d.column = e.details().target_id.present() ? e.details().target_id.column : 1;
-    d.message = "dropped the label: its target " +
-                (e.details().target_id.is_string() ? quote_for_message(e.details().target_id.text()) : std::string("(none)")) +
-                " is not on the written branch";
+    d.message =
+        "dropped the label: its target " +
+        (e.details().target_id.is_string() ? quote_for_message(e.details().target_id.text()) : std::string("(none)")) +
+        " is not on the written branch";
     report.diagnostics.push_back(std::move(d));
   }
   for (std::size_t i = 0; i < plan.entries.size(); ++i)
@@ -88,7 +92,8 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
           for (std::uint32_t node : view.path) {
             if (node == view.compaction) break;
             const Entry& c = view.entry(index, node);
-            found = found || (c.id.kind == e.details().first_kept_entry_id.kind && c.id.text() == e.details().first_kept_entry_id.text());
+            found = found || (c.id.kind == e.details().first_kept_entry_id.kind &&
+                              c.id.text() == e.details().first_kept_entry_id.text());
             if (!found) continue;
             target = plan_index_of(node);
             if (target >= 0) break;
@@ -110,7 +115,8 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
       }
       p.ref_target = target;
       p.ref_self = target < 0;
-      const bool was_self = e.details().first_kept_entry_id.is_string() && e.id.is_string() && e.details().first_kept_entry_id.text() == e.id.text();
+      const bool was_self = e.details().first_kept_entry_id.is_string() && e.id.is_string() &&
+                            e.details().first_kept_entry_id.text() == e.id.text();
       if (p.ref_self && p.node == view.compaction && view.first_kept_found && !was_self)
         report.repairs["compaction-self-anchored"]++;
     } else if (e.root == JsonKind::kObject && e.type == EntryType::kBranchSummary) {

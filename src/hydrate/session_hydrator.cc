@@ -67,13 +67,14 @@ void report_input_findings(const SessionIndex& index, const PiView& view, const 
   vo.content_rules = false;
   FileReport input = validate_index(index, view, vo);
   static const std::unordered_set<int> kept_codes = {
-      static_cast<int>(Code::kMalformedLine), static_cast<int>(Code::kGluedRecords),
+      static_cast<int>(Code::kMalformedLine),     static_cast<int>(Code::kGluedRecords),
       static_cast<int>(Code::kTruncatedLastLine), static_cast<int>(Code::kInvalidUtf8),
-      static_cast<int>(Code::kNulByte), static_cast<int>(Code::kNonObjectLine), static_cast<int>(Code::kNullLine),
-      static_cast<int>(Code::kNonObjectInV1), static_cast<int>(Code::kExtraHeader),
-      static_cast<int>(Code::kDuplicateId), static_cast<int>(Code::kDanglingParent),
-      static_cast<int>(Code::kUnversionedTree), static_cast<int>(Code::kLineTooLong),
-      static_cast<int>(Code::kNestingTooDeep), static_cast<int>(Code::kTooManyEntries)};
+      static_cast<int>(Code::kNulByte),           static_cast<int>(Code::kNonObjectLine),
+      static_cast<int>(Code::kNullLine),          static_cast<int>(Code::kNonObjectInV1),
+      static_cast<int>(Code::kExtraHeader),       static_cast<int>(Code::kDuplicateId),
+      static_cast<int>(Code::kDanglingParent),    static_cast<int>(Code::kUnversionedTree),
+      static_cast<int>(Code::kLineTooLong),       static_cast<int>(Code::kNestingTooDeep),
+      static_cast<int>(Code::kTooManyEntries)};
   for (Diagnostic& d : input.diagnostics) {
     if (!kept_codes.count(static_cast<int>(d.code))) continue;
     bool limit = d.code == Code::kLineTooLong || d.code == Code::kNestingTooDeep || d.code == Code::kTooManyEntries;
@@ -199,8 +200,9 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   if (view.header < 0) {
     add(report, index, view.outcome == LoadOutcome::kFreshSession ? Code::kEmptyFile : Code::kNoHeader,
         Severity::kError, view.failure_line,
-        view.outcome == LoadOutcome::kFreshSession ? "the input is empty: there is no conversation to hydrate"
-                                                   : "the input has no valid session header, so it is not a pi session");
+        view.outcome == LoadOutcome::kFreshSession
+            ? "the input is empty: there is no conversation to hydrate"
+            : "the input has no valid session header, so it is not a pi session");
     return false;
   }
   const Entry& header = index.entries[static_cast<std::size_t>(view.header)];
@@ -281,7 +283,8 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   assign_ids(index, branch, plan, report.session_id);
 
   const std::string header_line = "{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
-                                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(options.cwd) + "}";
+                                  ",\"timestamp\":" + json_quote(report.timestamp) +
+                                  ",\"cwd\":" + json_quote(options.cwd) + "}";
   sink.write_line(header_line);
   write_planned_entries(index, branch, plan, options, source, header_line.size() + 1, sink, report);
   report.entries_written = plan.entries.size() + 1;

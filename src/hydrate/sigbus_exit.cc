@@ -17,7 +17,7 @@ namespace {
 // the threads reading the export faulted first.
 char g_sigbus_message[4096];
 std::size_t g_sigbus_message_size = 0;
-char g_sigbus_dirs[8192];  // NUL-separated paths, deepest first, ending with an empty one
+char g_sigbus_dirs[8192];                    // NUL-separated paths, deepest first, ending with an empty one
 std::atomic<bool> g_sigbus_reported{false};  // lock-free, so signal-safe
 static_assert(std::atomic<bool>::is_always_lock_free);
 

@@ -10,13 +10,12 @@
 #include "hydrate/thread_reading.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <functional>
-
 
 #include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
@@ -26,7 +25,7 @@ namespace thread_converter {
 
 // ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
 std::string iso_from_ms(std::int64_t ms) {
-  constexpr std::int64_t kMaxMs = 253402300799999;  // 9999-12-31T23:59:59.999Z
+  constexpr std::int64_t kMaxMs = 253402300799999;     // 9999-12-31T23:59:59.999Z
   if (ms < -62167219200000 || ms > kMaxMs) return {};  // before year 0 or after 9999
   std::int64_t secs64 = ms / 1000, rem = ms % 1000;
   if (rem < 0) rem += 1000, secs64 -= 1;  // floor division
@@ -71,8 +70,6 @@ bool parse_int64(std::string_view s, std::int64_t& value) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
-
-
 std::vector<ReadEntry> ThreadConverter::read_only() {
   std::vector<ReadEntry> read;
   if (!read_envelopes()) return read;
@@ -98,8 +95,8 @@ void ThreadConverter::run() {
   JsonRef created = doc_.member(thread_, "createdAt");
   if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
     out_.timestamp = doc_.string_value(created);
-  } else if (std::int64_t ms = 0; doc_.kind(created) == RefKind::kNumber && parse_int64(doc_.raw(created), ms) &&
-                                   !iso_from_ms(ms).empty()) {
+  } else if (std::int64_t ms = 0;
+             doc_.kind(created) == RefKind::kNumber && parse_int64(doc_.raw(created), ms) && !iso_from_ms(ms).empty()) {
     out_.timestamp = iso_from_ms(ms);
   } else {
     out_.timestamp = "1970-01-01T00:00:00.000Z";
@@ -121,8 +118,8 @@ void ThreadConverter::run() {
   ThreadOrigin thread_origin;  // the thread object
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
   if (!options_.spool) out_.session.reserve(doc_.bytes().size() + 4096);
-  emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) + ",\"timestamp\":" +
-            json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
+  emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) +
+            ",\"timestamp\":" + json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
   out_.origins.push_back(thread_origin);
   // Each phase walks the export front to back; what it touched may leave
   // memory when it ends (see ExportResidency).
@@ -143,7 +140,9 @@ void ThreadConverter::run() {
     std::string ts = last_ts_.empty() ? out_.timestamp : last_ts_;
     JsonRef title = doc_.member(thread_, "title");
     if (doc_.kind(title) == RefKind::kString && !doc_.string_value(title).empty())
-      trailer.push_back({"{\"type\":\"session_info\",\"timestamp\":" + json_quote(ts) + ",\"name\":" + std::string(doc_.raw(title)) + "}", thread_origin});
+      trailer.push_back({"{\"type\":\"session_info\",\"timestamp\":" + json_quote(ts) +
+                             ",\"name\":" + std::string(doc_.raw(title)) + "}",
+                         thread_origin});
     JsonRef model = doc_.member(thread_, "model");
     std::string provider = doc_.string_value(doc_.member(model, "provider"));
     std::string model_id = doc_.string_value(doc_.member(model, "modelId"));
@@ -152,12 +151,14 @@ void ThreadConverter::run() {
       provider = last_provider_, model_id = last_model_;
     }
     if (!provider.empty() && !model_id.empty())
-      trailer.push_back({"{\"type\":\"model_change\",\"timestamp\":" + json_quote(ts) + ",\"provider\":" + json_quote(provider) +
-                             ",\"modelId\":" + json_quote(model_id) + "}", thread_origin});
+      trailer.push_back({"{\"type\":\"model_change\",\"timestamp\":" + json_quote(ts) +
+                             ",\"provider\":" + json_quote(provider) + ",\"modelId\":" + json_quote(model_id) + "}",
+                         thread_origin});
     JsonRef level = doc_.member(thread_, "thinkingLevel");
     if (doc_.kind(level) == RefKind::kString)
-      trailer.push_back({"{\"type\":\"thinking_level_change\",\"timestamp\":" + json_quote(ts) + ",\"thinkingLevel\":" +
-                             std::string(doc_.raw(level)) + "}", thread_origin});
+      trailer.push_back({"{\"type\":\"thinking_level_change\",\"timestamp\":" + json_quote(ts) +
+                             ",\"thinkingLevel\":" + std::string(doc_.raw(level)) + "}",
+                         thread_origin});
   }
 
   for (auto& [line, origin] : trailer) {
@@ -192,8 +193,8 @@ namespace {
 // quick check is not sure of the bytes): false, with the error in `out`,
 // when it is not JSON. `options.borrow_from_export` is turned off when bytes
 // were rewritten, since they are then not the file's.
-bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options,
-                  ThreadDocument& doc, ConvertedThread& out) {
+bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options, ThreadDocument& doc,
+                  ConvertedThread& out) {
   ExportResidency* residency = options.residency;
   const std::string_view view(bytes, size);
   // Nearly every export is plain JSON without an escaped UTF-16 surrogate,

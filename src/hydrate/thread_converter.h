@@ -15,10 +15,10 @@
 #include "core/json_spans.h"
 #include "hydrate/page_window.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "hydrate/thread_rules.h"
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
-#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 struct ReadEntry;  // thread_reading.h
@@ -53,7 +53,7 @@ struct Envelope {
   std::uint64_t ref_begin = 0;
   std::uint64_t id_begin = 0;  // its id: ThreadConverter::ids_ from id_begin (see ThreadConverter::id_of)
   std::int64_t order_key = 0;
-  std::uint32_t index = 0;     // position in the export
+  std::uint32_t index = 0;  // position in the export
   std::uint32_t ref_size = 0;
   std::uint32_t id_size = 0;
   Kind kind = Kind::kChat;
@@ -80,7 +80,9 @@ struct Envelope {
     std::uint32_t at = 0;
     std::uint32_t size = 0;
   };
-  JsonRef inside(Part p) const { return p.size == 0 ? JsonRef{} : JsonRef{ref_begin + p.at, ref_begin + p.at + p.size}; }
+  JsonRef inside(Part p) const {
+    return p.size == 0 ? JsonRef{} : JsonRef{ref_begin + p.at, ref_begin + p.at + p.size};
+  }
   Part part(JsonRef value) const {
     if (!value.valid()) return {};
     return {static_cast<std::uint32_t>(value.begin - ref_begin), static_cast<std::uint32_t>(value.end - value.begin)};
@@ -109,14 +111,15 @@ struct PlanFacts {
 // string (ThreadConverter::tool_ids_), each as a 4-byte length and its bytes.
 struct Item {
   std::uint64_t ids_begin = 0;
-  std::uint32_t id_count = 0;   // an assistant's tool calls, or a tool result's one toolCallId
-  bool is_user_turn = false;    // a chat user (or its pi.user) turn
+  std::uint32_t id_count = 0;  // an assistant's tool calls, or a tool result's one toolCallId
+  bool is_user_turn = false;   // a chat user (or its pi.user) turn
   bool is_tool_result = false;
 };
 
 class ThreadConverter {
  public:
-  ThreadConverter(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options, ConvertedThread& out)
+  ThreadConverter(const ThreadDocument& doc, const std::string& file, const ThreadOptions& options,
+                  ConvertedThread& out)
       : doc_(doc), file_(file), options_(options), out_(out) {}
 
   void run();
@@ -170,10 +173,11 @@ class ThreadConverter {
   // Fills `e` (its index and ref set), except its id, and its plan facts
   // (their values go to `plan_values`).
   void check_entry(Envelope& e, EntryCheck& c, Checker& checker, PlanFacts& facts, std::string& plan_values) const;
-  bool check_pi_message(Envelope& e, EntryCheck& c, Checker& checker, const std::string& payload_path,
-                        PlanFacts& facts, std::string& plan_values) const;
+  bool check_pi_message(Envelope& e, EntryCheck& c, Checker& checker, const std::string& payload_path, PlanFacts& facts,
+                        std::string& plan_values) const;
   void take_plan_facts(const Envelope& e, const std::vector<MemberSpan>& entry_members,
-                       const std::vector<MemberSpan>& message_members, PlanFacts& facts, std::string& plan_values) const;
+                       const std::vector<MemberSpan>& message_members, PlanFacts& facts,
+                       std::string& plan_values) const;
   // A message about the entry being checked, counted in `count` (EntryCheck::before_id or after_id).
   void note(Checker& checker, std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
             const std::string& message) const {
@@ -252,10 +256,10 @@ class ThreadConverter {
   // Each phase says which entry it reads, so the pages behind can go (fast path).
   PageWindow pages_;
   void reading(const Envelope& e) { pages_.reading(e.ref().begin); }
-  SpoolBlock spool_block_;  // lines not yet handed to options_.spool
+  SpoolBlock spool_block_;                    // lines not yet handed to options_.spool
   std::vector<ByteEdits::CopiedRun> copied_;  // a message line's, reused
-  std::vector<MemberSpan> block_members_;      // a content block's, reused
-  std::string ids_;           // the envelopes' ids, one after another (a string each would cost 64 bytes)
+  std::vector<MemberSpan> block_members_;     // a content block's, reused
+  std::string ids_;  // the envelopes' ids, one after another (a string each would cost 64 bytes)
   std::string_view id_of(const Envelope& e) const { return std::string_view(ids_).substr(e.id_begin, e.id_size); }
   JsonRef thread_;
   std::vector<Envelope> envs_;
@@ -273,8 +277,8 @@ class ThreadConverter {
   void add_tool_id(std::string_view id);
   std::vector<std::string_view> tool_ids_of(const Item& item) const;
   std::vector<std::int32_t> item_of_env_;
-  std::vector<std::uint8_t> dropped_;           // per envelope: produces nothing
-  std::vector<std::int32_t> replaced_by_;       // chat user -> pi.user envelope
+  std::vector<std::uint8_t> dropped_;      // per envelope: produces nothing
+  std::vector<std::int32_t> replaced_by_;  // chat user -> pi.user envelope
   std::vector<std::vector<std::size_t>> partial_groups_;
   std::unordered_map<std::size_t, std::size_t> partial_at_;  // envelope pos -> group
   std::string last_ts_;

@@ -8,11 +8,11 @@
 #include "core/bounded_stream.h"
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
-#include <cstring>
-#include <functional>
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
@@ -56,7 +56,8 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
   // Most exports are plain JSON: a quick check settles them without
   // RapidJSON's string copies; anything it is unsure of goes on below.
   if (collect_long_values) {
-    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress())) return long_values_ready_ = true;
+    if (is_certainly_valid_json(text, max_depth, long_values_, base, release_progress()))
+      return long_values_ready_ = true;
     long_values_.clear();  // incomplete
   } else if (is_certainly_valid_json(text, max_depth)) {
     return true;
@@ -91,7 +92,8 @@ bool ThreadDocument::check_syntax(std::string_view text, std::size_t base, std::
       }
     }
     restore();
-    error = handler.too_deep_ ? "nesting deeper than " + std::to_string(max_depth) : rapidjson::GetParseError_En(r.Code());
+    error =
+        handler.too_deep_ ? "nesting deeper than " + std::to_string(max_depth) : rapidjson::GetParseError_En(r.Code());
     if (!error.empty() && error.back() == '.') error.pop_back();
     error_offset = base + r.Offset();
     return false;
@@ -108,12 +110,14 @@ std::size_t ThreadDocument::guess_second_half(std::string_view text) const {
   constexpr std::size_t kGuessLines = 4096;
   if (text.size() < kSecondThreadBytes) return 0;
   std::size_t line = text.find('\n', text.size() / 2);
-  for (std::size_t tried = 0; line != std::string_view::npos && tried < kGuessLines; ++tried, line = text.find('\n', line + 1)) {
+  for (std::size_t tried = 0; line != std::string_view::npos && tried < kGuessLines;
+       ++tried, line = text.find('\n', line + 1)) {
     std::size_t at = line + 1;
     while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
     if (at >= text.size() || text[at] != '{') continue;
     std::size_t before = line;
-    while (before > 0 && (text[before - 1] == '\n' || text[before - 1] == '\r' || text[before - 1] == ' ' || text[before - 1] == '\t'))
+    while (before > 0 && (text[before - 1] == '\n' || text[before - 1] == '\r' || text[before - 1] == ' ' ||
+                          text[before - 1] == '\t'))
       --before;
     if (before > 0 && text[before - 1] == ',') return at;
   }
@@ -286,12 +290,13 @@ JsonRef ThreadDocument::find(const std::vector<MemberSpan>& members, std::string
 std::vector<JsonRef> ThreadDocument::elements(JsonRef array, const std::function<void(std::size_t)>& progress) const {
   std::vector<JsonRef> out;
   if (kind(array) != RefKind::kArray) return out;
-  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress)) out.push_back({e.begin, e.end});
+  for (const ElementSpan& e : array_elements(bytes_, array.begin, &long_values_, progress))
+    out.push_back({e.begin, e.end});
   return out;
 }
 
 std::vector<JsonRef> ThreadDocument::top_array_elements(JsonRef array,
-                                                       const std::function<void(std::size_t)>& progress) const {
+                                                        const std::function<void(std::size_t)>& progress) const {
   if (!layout_->top_array_elements_known || kind(array) != RefKind::kArray || kind(root_) != RefKind::kObject)
     return elements(array, progress);
   bool top = false;

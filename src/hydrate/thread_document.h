@@ -54,7 +54,7 @@ class ThreadDocument {
 
   std::string_view bytes() const { return bytes_; }
   bool is_jsonl() const { return jsonl_; }
-  JsonRef root() const { return root_; }                       // the document, or the JSONL header line
+  JsonRef root() const { return root_; }  // the document, or the JSONL header line
   const std::vector<JsonRef>& jsonl_entries() const { return layout_->jsonl_entries; }
 
   RefKind kind(JsonRef ref) const;
@@ -79,7 +79,7 @@ class ThreadDocument {
   // of the export is read again. What it found is handed over once (a big
   // export has hundreds of thousands of entries): a second call walks.
   std::vector<JsonRef> top_array_elements(JsonRef array, const std::function<void(std::size_t)>& progress = {}) const;
-  std::string string_value(JsonRef ref) const;                 // unescaped
+  std::string string_value(JsonRef ref) const;  // unescaped
   // The same without a copy for a string with no escape (nearly every one):
   // a view of the document, or of `scratch` holding it unescaped.
   std::string_view string_text(JsonRef ref, std::string& scratch) const;
@@ -120,7 +120,8 @@ class ThreadDocument {
     bool top_array_elements_known = false;
   };
   std::shared_ptr<Layout> layout_ = std::make_shared<Layout>();
-  LongValues long_values_;  // the document's long strings and containers, so repeated walks skip them (shared by copies)
+  LongValues
+      long_values_;  // the document's long strings and containers, so repeated walks skip them (shared by copies)
   bool long_values_ready_ = false;
 };
 

@@ -42,7 +42,8 @@ void ThreadConverter::check_entry(Envelope& e, EntryCheck& c, Checker& checker, 
   c.id_at = id.begin;
   JsonRef kind = ThreadDocument::find(em, "kind");
   if (doc_.kind(kind) != RefKind::kString) {
-    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin, kind.valid() ? "expected a string" : "missing");
+    reject(e.path() + ".kind", kind.valid() ? kind.begin : e.ref().begin,
+           kind.valid() ? "expected a string" : "missing");
     return;
   }
   const std::string kind_text(doc_.string_text(kind, scratch));
@@ -145,12 +146,10 @@ namespace {
 std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string& scratch) {
   std::int64_t integer = 0;
   switch (doc.kind(value)) {
-    case RefKind::kString:
-      return thread_rules::stream_key_of_string(doc.string_text(value, scratch));
+    case RefKind::kString: return thread_rules::stream_key_of_string(doc.string_text(value, scratch));
     case RefKind::kNumber:
       return parse_int64(doc.raw(value), integer) ? thread_rules::stream_key_of_integer(integer) : std::string();
-    default:
-      return std::string();
+    default: return std::string();
   }
 }
 }  // namespace
@@ -166,11 +165,10 @@ void ThreadConverter::take_plan_facts(const Envelope& e, const std::vector<Membe
   std::string scratch;  // allocated only for an escaped reference
   switch (e.kind) {
     case Kind::kChat:
-      if (facts.role == ChatRole::kAssistant) plan_values += doc.string_text(ThreadDocument::find(entry_members, "piRef"), scratch);
+      if (facts.role == ChatRole::kAssistant)
+        plan_values += doc.string_text(ThreadDocument::find(entry_members, "piRef"), scratch);
       break;
-    case Kind::kPiUser:
-      plan_values += doc.string_text(ThreadDocument::find(entry_members, "chatRef"), scratch);
-      break;
+    case Kind::kPiUser: plan_values += doc.string_text(ThreadDocument::find(entry_members, "chatRef"), scratch); break;
     case Kind::kPiAssistant:
       plan_values += stream_key_of(doc, ThreadDocument::find(message_members, "timestamp"), scratch);
       break;
@@ -180,8 +178,7 @@ void ThreadConverter::take_plan_facts(const Envelope& e, const std::vector<Membe
       plan_values += key;
       break;
     }
-    default:
-      break;
+    default: break;
   }
   facts.value_size = static_cast<std::uint32_t>(plan_values.size() - facts.value_begin);
 }
@@ -243,7 +240,8 @@ bool ThreadConverter::read_envelopes() {
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (entries[i].end - entries[i].begin > UINT32_MAX) {
-      error("entries[" + std::to_string(i) + "]", entries[i].begin, "larger than 4 GiB (entries are read as 32-bit offsets)");
+      error("entries[" + std::to_string(i) + "]", entries[i].begin,
+            "larger than 4 GiB (entries are read as 32-bit offsets)");
       return false;
     }
   }
@@ -265,7 +263,8 @@ bool ThreadConverter::read_envelopes() {
   std::int64_t last_order_key = 0;  // the last accepted entry's
   auto settle = [&](std::size_t i, const EntryCheck& c, const Checker& checker, std::size_t& next_diagnostic) {
     auto report = [&](std::uint32_t count) {
-      out_.diagnostics.insert(out_.diagnostics.end(), checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic),
+      out_.diagnostics.insert(out_.diagnostics.end(),
+                              checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic),
                               checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic + count));
       next_diagnostic += count;
     };
@@ -280,8 +279,9 @@ bool ThreadConverter::read_envelopes() {
       const std::string id(id_of(slot));
       ids_.resize(slot.id_begin);
       next_diagnostic += c.after_id;
-      error(slot.path() + ".id", c.id_at, "duplicate id " + quote_for_message(id) + " (first used by entries[" +
-                                              std::to_string(envs_[static_cast<std::size_t>(first)].index) + "])");
+      error(slot.path() + ".id", c.id_at,
+            "duplicate id " + quote_for_message(id) + " (first used by entries[" +
+                std::to_string(envs_[static_cast<std::size_t>(first)].index) + "])");
       return;
     }
     report(c.after_id);
@@ -307,7 +307,9 @@ bool ThreadConverter::read_envelopes() {
     settle(i, c, checker, next_diagnostic);
   }
   envs_.resize(kept);
-  if (any_skipped) envs_.erase(std::remove_if(envs_.begin(), envs_.end(), [](const Envelope& e) { return e.kind == Kind::kSkipped; }), envs_.end());
+  if (any_skipped)
+    envs_.erase(std::remove_if(envs_.begin(), envs_.end(), [](const Envelope& e) { return e.kind == Kind::kSkipped; }),
+                envs_.end());
   if (!out_.ok()) return false;
   if (any_seq) {
     std::stable_sort(envs_.begin(), envs_.end(),

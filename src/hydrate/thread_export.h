@@ -43,7 +43,7 @@ class ExportResidency {
 
 struct ThreadOptions {
   PartialPolicy partial = PartialPolicy::kDrop;
-  bool trailer = true;  // session_info, model_change, thinking_level_change at the end
+  bool trailer = true;          // session_info, model_change, thinking_level_change at the end
   std::size_t max_depth = 512;  // JSON nesting cap of the export (--max-depth)
   // When set, the converted session is handed over in blocks of whole lines
   // (about a MiB each) instead of being kept in ConvertedThread::session, so a
@@ -65,26 +65,28 @@ struct ThreadOptions {
 // small: its path and id are read through ConvertedThread.
 struct ThreadOrigin {
   static constexpr std::uint32_t kThread = UINT32_MAX;  // the thread object (header, trailer)
-  std::uint32_t entry = kThread;  // index in the export's entries
-  std::uint32_t id_size = 0;      // the entry's id: ConvertedThread::origin_ids from id_begin
+  std::uint32_t entry = kThread;                        // index in the export's entries
+  std::uint32_t id_size = 0;                            // the entry's id: ConvertedThread::origin_ids from id_begin
   std::uint64_t id_begin = 0;
-  std::uint64_t line = 0;         // position of the entry in the export (1-based)
+  std::uint64_t line = 0;  // position of the entry in the export (1-based)
   std::uint64_t column = 0;
 };
 
 struct ConvertedThread {
-  std::string session;                  // header + one line per entry, '\n'-terminated (empty when spooled)
-  std::uint64_t session_bytes = 0;      // its size, spooled or not
-  std::vector<ThreadOrigin> origins;     // per line of `session` (index 0: the header)
-  std::string origin_ids;                // the export's entry ids, one after another: origins name theirs by offset
+  std::string session;                // header + one line per entry, '\n'-terminated (empty when spooled)
+  std::uint64_t session_bytes = 0;    // its size, spooled or not
+  std::vector<ThreadOrigin> origins;  // per line of `session` (index 0: the header)
+  std::string origin_ids;             // the export's entry ids, one after another: origins name theirs by offset
   // "entries[12]", or "thread".
   static std::string path_of(const ThreadOrigin& o);
-  std::string_view id_of(const ThreadOrigin& o) const { return std::string_view(origin_ids).substr(o.id_begin, o.id_size); }
-  std::string session_id;               // derived from thread.id
-  std::string timestamp;                // thread.createdAt, else the first entry's time
-  std::uint64_t entry_count = 0;        // entries in the export
+  std::string_view id_of(const ThreadOrigin& o) const {
+    return std::string_view(origin_ids).substr(o.id_begin, o.id_size);
+  }
+  std::string session_id;         // derived from thread.id
+  std::string timestamp;          // thread.createdAt, else the first entry's time
+  std::uint64_t entry_count = 0;  // entries in the export
   std::map<std::string, std::uint64_t> repairs;
-  Diagnostics diagnostics;              // errors stop the conversion; warnings do not
+  Diagnostics diagnostics;  // errors stop the conversion; warnings do not
   bool ok() const;
 };
 
@@ -93,6 +95,7 @@ struct ConvertedThread {
 // escaped lone UTF-16 surrogate, which JSON.parse accepts and RapidJSON does
 // not, becomes \uFFFD (same length) before parsing.
 ConvertedThread convert_thread_export(std::string& bytes, const std::string& file, const ThreadOptions& options);
-ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file, const ThreadOptions& options);
+ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file,
+                                      const ThreadOptions& options);
 
 }  // namespace pihydrate

@@ -88,7 +88,8 @@ void ThreadConverter::members_at_into(std::size_t base, std::size_t at, std::vec
 
 std::vector<ElementSpan> ThreadConverter::elements_at(std::size_t base, std::size_t at) const {
   std::vector<ElementSpan> out;
-  for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1})) out.push_back({el.begin - base, el.end - base});
+  for (const JsonRef& el : doc_.elements(JsonRef{base + at, base + at + 1}))
+    out.push_back({el.begin - base, el.end - base});
   return out;
 }
 
@@ -116,8 +117,10 @@ void ThreadConverter::emit_message(std::size_t env, const ByteEdits& edits, std:
     if (run.length >= options_.min_borrowed_run)
       spool_block_.borrowed.push_back({run.out_at, e.message().begin + run.from, run.length});
   out += '}';
-  if (compact) close_line(start);
-  else emit_line(apart);
+  if (compact)
+    close_line(start);
+  else
+    emit_line(apart);
   record_item(env);
 }
 
@@ -129,8 +132,10 @@ void ThreadConverter::emit_assistant(std::size_t env) {
   const std::vector<MemberSpan> members = members_at(base, 0);
   ByteEdits edits;
   auto append_member = [&](const std::string& member) {
-    if (members.empty()) edits.insert(1, member);
-    else edits.insert(members.back().value_end, "," + member);
+    if (members.empty())
+      edits.insert(1, member);
+    else
+      edits.insert(members.back().value_end, "," + member);
   };
   const MemberSpan* content = find_member(members, "content");
   bool has_calls = false;
@@ -156,8 +161,10 @@ void ThreadConverter::emit_assistant(std::size_t env) {
   const thread_rules::MessageRepairs repairs = thread_rules::message_repairs(e.kind, shape);
   if (repairs.settle_stop_reason) {
     std::string settled = has_calls ? "\"toolUse\"" : "\"stop\"";
-    if (stop) edits.replace(stop->value_begin, stop->value_end, settled);
-    else append_member("\"stopReason\":" + settled);
+    if (stop)
+      edits.replace(stop->value_begin, stop->value_end, settled);
+    else
+      append_member("\"stopReason\":" + settled);
     out_.repairs["settled-pending-stop-reason"]++;
   }
   if (repairs.add_timestamp) append_member("\"timestamp\":" + message_ms(e, e.message()));
@@ -165,7 +172,7 @@ void ThreadConverter::emit_assistant(std::size_t env) {
 }
 
 void ThreadConverter::settle_assistant(std::size_t env, const ByteEdits& edits, std::string_view msg,
-                              const std::vector<std::string>& call_ids) {
+                                       const std::vector<std::string>& call_ids) {
   last_assistant_ = static_cast<std::int64_t>(env);
   last_model_read_ = false;
   emit_message(env, edits, msg);
@@ -211,22 +218,24 @@ std::string ThreadConverter::chat_user_line(const Envelope& e) {
       JsonRef a = attachments[k];
       JsonRef data = doc_.member(a, "data"), mime = doc_.member(a, "mimeType");
       std::string type = doc_.string_value(doc_.member(a, "type"));
-      if ((type != "image" && !type.empty()) || doc_.kind(data) != RefKind::kString || doc_.kind(mime) != RefKind::kString) {
+      if ((type != "image" && !type.empty()) || doc_.kind(data) != RefKind::kString ||
+          doc_.kind(mime) != RefKind::kString) {
         warn(e.path() + ".attachments[" + std::to_string(k) + "]", a.begin,
              "not an image with data and mimeType; left out");
         out_.repairs["skipped-attachment"]++;
         continue;
       }
       if (!first) content += ",";
-      content += "{\"type\":\"image\",\"data\":" + std::string(doc_.raw(data)) + ",\"mimeType\":" + std::string(doc_.raw(mime)) + "}";
+      content += "{\"type\":\"image\",\"data\":" + std::string(doc_.raw(data)) +
+                 ",\"mimeType\":" + std::string(doc_.raw(mime)) + "}";
       first = false;
       out_.repairs["image-attachment"]++;
     }
     content += "]";
   }
   std::string ts = entry_timestamp(e, {});
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) + ",\"message\":{\"role\":\"user\",\"content\":" +
-         content + ",\"timestamp\":" + message_ms(e, {}) + "}}";
+  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
+         ",\"message\":{\"role\":\"user\",\"content\":" + content + ",\"timestamp\":" + message_ms(e, {}) + "}}";
 }
 
 // R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
@@ -272,7 +281,8 @@ std::string ThreadConverter::partial_line(const std::vector<std::size_t>& group)
       auto& b = blocks[index];
       b.first = type == "text_delta" ? "text" : "thinking";
       b.second += doc_.string_value(doc_.member(event, "delta"));
-    } else if ((type == "text_end" || type == "thinking_end") && doc_.kind(doc_.member(event, "content")) == RefKind::kString) {
+    } else if ((type == "text_end" || type == "thinking_end") &&
+               doc_.kind(doc_.member(event, "content")) == RefKind::kString) {
       blocks[index] = {type == "text_end" ? "text" : "thinking", doc_.string_value(doc_.member(event, "content"))};
     } else if (type == "toolcall_end" && doc_.kind(doc_.member(event, "toolCall")) == RefKind::kObject) {
       blocks[index] = {"toolCall", std::string(doc_.raw(doc_.member(event, "toolCall")))};
@@ -286,9 +296,12 @@ std::string ThreadConverter::partial_line(const std::vector<std::size_t>& group)
     if (block.first != "toolCall" && block.second.empty()) continue;
     if (!first) content += ",";
     first = false;
-    if (block.first == "text") content += "{\"type\":\"text\",\"text\":" + json_quote(block.second) + "}";
-    else if (block.first == "thinking") content += "{\"type\":\"thinking\",\"thinking\":" + json_quote(block.second) + "}";
-    else content += block.second;
+    if (block.first == "text")
+      content += "{\"type\":\"text\",\"text\":" + json_quote(block.second) + "}";
+    else if (block.first == "thinking")
+      content += "{\"type\":\"thinking\",\"thinking\":" + json_quote(block.second) + "}";
+    else
+      content += block.second;
   }
   content += "]";
   const Envelope& last = envs_[group.back()];
@@ -355,8 +368,10 @@ void ThreadConverter::close_line(std::size_t start) {
 void ThreadConverter::emit_line(std::string_view line, bool compact) {
   std::string& target = open_line(line.size());
   const std::size_t before = target.size();
-  if (compact) target.append(line);
-  else append_compact_json(target, line);
+  if (compact)
+    target.append(line);
+  else
+    append_compact_json(target, line);
   close_line(before);
 }
 
@@ -394,7 +409,8 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
   if (doc_.raw(aborted) == "true" || doc_.kind(result) != RefKind::kObject ||
       doc_.kind(doc_.member(result, "summary")) != RefKind::kString) {
     const bool was_aborted = doc_.raw(aborted) == "true";
-    warn(e.path(), e.ref().begin, was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
+    warn(e.path(), e.ref().begin,
+         was_aborted ? "aborted compaction skipped" : "compaction without a result summary skipped");
     out_.repairs[was_aborted ? "skipped-aborted-compaction" : "skipped-compaction-without-summary"]++;
     skipped = true;
     return {};
@@ -411,13 +427,13 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
     const auto j = static_cast<std::size_t>(refs.first_kept_ref);
     // A chat turn a pi.user replaced became the pi.user's line.
     by_first_kept_ref = refs.ref_kept && replaced_by_[j] >= 0 ? item_of_env_[static_cast<std::size_t>(replaced_by_[j])]
-                                                               : first_item_from(j);
+                                                              : first_item_from(j);
   }
   if (refs.pi_entry >= 0 && static_cast<std::size_t>(refs.pi_entry) < pos)
     by_pi_entry_id = item_of_env_[static_cast<std::size_t>(refs.pi_entry)];
   const bool has_first_kept_ref = !doc_.string_value(doc_.member(e.payload(), "firstKeptRef")).empty();
-  const thread_rules::CompactionAnchor anchor =
-      thread_rules::anchor_compaction(has_first_kept_ref, by_first_kept_ref, by_pi_entry_id, LinesSoFar{*this, item_pos});
+  const thread_rules::CompactionAnchor anchor = thread_rules::anchor_compaction(
+      has_first_kept_ref, by_first_kept_ref, by_pi_entry_id, LinesSoFar{*this, item_pos});
   if (anchor.first_kept_ref_unused)
     warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
   out_.repairs[anchor.line < 0 ? std::string("compaction-self-anchored")
@@ -425,7 +441,8 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
   std::string line = "{\"type\":\"compaction\",\"timestamp\":" + json_quote(entry_timestamp(e, {})) +
                      ",\"summary\":" + std::string(doc_.raw(doc_.member(result, "summary")));
   JsonRef tokens = doc_.member(result, "tokensBefore");
-  line += ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
+  line +=
+      ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
   JsonRef details = doc_.member(result, "details");
   if (details.valid()) line += ",\"details\":" + std::string(doc_.raw(details));
   if (anchor.line >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor.line + 1);

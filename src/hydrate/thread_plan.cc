@@ -33,18 +33,13 @@ RuleEntries ThreadConverter::rule_entries() const {
         r.role = facts_of(e).role;
         r.ref = value;
         break;
-      case Kind::kPiUser:
-        r.ref = value;
-        break;
-      case Kind::kPiAssistant:
-        r.final_timestamp = value;
-        break;
+      case Kind::kPiUser: r.ref = value; break;
+      case Kind::kPiAssistant: r.final_timestamp = value; break;
       case Kind::kPiChunk:
         r.has_stream_key = facts_of(e).has_value;
         r.stream_key = value;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return table;
@@ -115,7 +110,8 @@ void ThreadConverter::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
     if (envs_[i].kind != Kind::kPiCompaction || dropped_[i]) continue;
     reading(envs_[i]);
     compactions.push_back(i);
-    any_pi_id = any_pi_id || !doc_.string_value(doc_.member(doc_.member(envs_[i].payload(), "result"), "firstKeptEntryId")).empty();
+    any_pi_id = any_pi_id ||
+                !doc_.string_value(doc_.member(doc_.member(envs_[i].payload(), "result"), "firstKeptEntryId")).empty();
   }
   if (compactions.empty()) return;
   // Every payload's piEntryId, read once for all compactions, in one string.
@@ -177,7 +173,8 @@ void ThreadConverter::drop_envelopes_that_give_nothing() {
       r.ref_kept = keep[static_cast<std::size_t>(r.first_kept_ref)] != 0;
       r.first_kept_ref = new_pos[static_cast<std::size_t>(r.first_kept_ref)];
     }
-    if (r.pi_entry >= 0) r.pi_entry = keep[static_cast<std::size_t>(r.pi_entry)] ? new_pos[static_cast<std::size_t>(r.pi_entry)] : -1;
+    if (r.pi_entry >= 0)
+      r.pi_entry = keep[static_cast<std::size_t>(r.pi_entry)] ? new_pos[static_cast<std::size_t>(r.pi_entry)] : -1;
     refs[new_pos[c]] = r;
   }
   compaction_refs_ = std::move(refs);
@@ -196,7 +193,8 @@ void ThreadConverter::drop_envelopes_that_give_nothing() {
     ids += id;
     envs_[to] = e;
     dropped_[to] = dropped_[i];
-    replaced_by_[to] = replaced_by_[i] >= 0 ? static_cast<std::int32_t>(new_pos[static_cast<std::size_t>(replaced_by_[i])]) : -1;
+    replaced_by_[to] =
+        replaced_by_[i] >= 0 ? static_cast<std::int32_t>(new_pos[static_cast<std::size_t>(replaced_by_[i])]) : -1;
     ++to;
   }
   ids_ = std::move(ids);

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "hydrate/thread_export.h"
 #include "hydrate/thread_rules.h"
 #include "pihydrate/diagnostic.h"
-#include "hydrate/thread_export.h"
 
 namespace pihydrate {
 
@@ -30,7 +30,7 @@ struct ReadEntry {
 };
 
 struct ReadThread {
-  bool json_valid = false;  // false: not JSON (either variant); nothing else is filled
+  bool json_valid = false;      // false: not JSON (either variant); nothing else is filled
   bool number_too_big = false;  // the reference reader's: a number beyond a double's range
   std::vector<ReadEntry> entries;
   std::uint64_t entry_count = 0;  // entries in the export

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/json_spans.h"
 #include "hydrate/thread_reading.h"
 #include "hydrate/thread_rules.h"
-#include "core/json_spans.h"
 
 namespace pihydrate {
 namespace {
@@ -91,9 +91,12 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     value->type = type;
     value->begin = begin;
     Value* v = value.get();
-    if (open_.empty()) root = std::move(value);
-    else if (open_.back()->type == Value::kObject) open_.back()->members.emplace_back(key_, std::move(value));
-    else open_.back()->elements.push_back(std::move(value));
+    if (open_.empty())
+      root = std::move(value);
+    else if (open_.back()->type == Value::kObject)
+      open_.back()->members.emplace_back(key_, std::move(value));
+    else
+      open_.back()->elements.push_back(std::move(value));
     return v;
   }
   Value* scalar(Value::Type type) {
@@ -164,7 +167,7 @@ class ReferenceReader {
       for (const auto& e : array->elements) entries.push_back(e.get());
     }
     out_.entry_count = entries.size();
-    std::unordered_map<std::string, std::size_t> first_use;  // id -> entry index
+    std::unordered_map<std::string, std::size_t> first_use;    // id -> entry index
     std::vector<std::pair<std::int64_t, ReadEntry>> accepted;  // with its order key
     bool any_seq = false;
     std::int64_t last_order_key = 0;
@@ -190,7 +193,8 @@ class ReferenceReader {
     for (const Diagnostic& d : out_.diagnostics)
       if (d.severity == Severity::kError) return;
     if (any_seq)
-      std::stable_sort(accepted.begin(), accepted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(accepted.begin(), accepted.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [key, entry] : accepted) out_.entries.push_back(std::move(entry));
   }
 
@@ -205,7 +209,8 @@ class ReferenceReader {
     const char* repair = nullptr;
   };
 
-  Diagnostic diagnostic(Severity severity, const std::string& path, std::size_t offset, const std::string& message) const {
+  Diagnostic diagnostic(Severity severity, const std::string& path, std::size_t offset,
+                        const std::string& message) const {
     Diagnostic d;
     d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
     d.severity = severity;
@@ -230,18 +235,21 @@ class ReferenceReader {
       if (v && v->type == type && (type == Value::kString ? v->text : std::string(raw(*v))) == wanted) return true;
       const std::string shown = type == Value::kString ? json_quote(wanted) : wanted;
       report(Severity::kError, name, v ? v->begin : root.begin,
-             v ? "expected " + shown + ", found " + std::string(raw(*v).substr(0, 40)) : "missing (expected " + shown + ")");
+             v ? "expected " + shown + ", found " + std::string(raw(*v).substr(0, 40))
+               : "missing (expected " + shown + ")");
       return false;
     };
     if (!require("format", Value::kString, "thread-export") || !require("version", Value::kNumber, "1")) return false;
     const Value* thread = root.member("thread");
     if (!thread || thread->type != Value::kObject) {
-      report(Severity::kError, "thread", thread ? thread->begin : root.begin, thread ? "expected an object" : "missing");
+      report(Severity::kError, "thread", thread ? thread->begin : root.begin,
+             thread ? "expected an object" : "missing");
       return false;
     }
     const Value* id = thread->member("id");
     if (!id || id->type != Value::kString || id->text.empty()) {
-      report(Severity::kError, "thread.id", id ? id->begin : thread->begin, id ? "expected a non-empty string" : "missing");
+      report(Severity::kError, "thread.id", id ? id->begin : thread->begin,
+             id ? "expected a non-empty string" : "missing");
       return false;
     }
     return true;
@@ -250,7 +258,8 @@ class ReferenceReader {
   std::string stream_key_of(const Value* v) const {
     std::int64_t integer = 0;
     if (v && v->type == Value::kString) return thread_rules::stream_key_of_string(v->text);
-    if (v && v->type == Value::kNumber && parse_integer(v, integer)) return thread_rules::stream_key_of_integer(integer);
+    if (v && v->type == Value::kNumber && parse_integer(v, integer))
+      return thread_rules::stream_key_of_integer(integer);
     return "";
   }
   // An integer that fits in 64 bits, as written.
@@ -316,7 +325,7 @@ class ReferenceReader {
         }
         const std::string want = entry.read.kind == Kind::kPiAssistant    ? "assistant"
                                  : entry.read.kind == Kind::kPiToolResult ? "toolResult"
-                                                                         : "user";
+                                                                          : "user";
         const Value* role = message->member("role");
         const std::string role_text = role && role->type == Value::kString ? role->text : "";
         if (role_text != want) {
@@ -326,7 +335,8 @@ class ReferenceReader {
           return entry;
         }
         if (entry.read.kind == Kind::kPiUser) entry.read.ref = string_or_empty(payload->member("chatRef"));
-        if (entry.read.kind == Kind::kPiAssistant) entry.read.final_timestamp = stream_key_of(message->member("timestamp"));
+        if (entry.read.kind == Kind::kPiAssistant)
+          entry.read.final_timestamp = stream_key_of(message->member("timestamp"));
         break;
       }
       case Kind::kChat: {
@@ -341,7 +351,9 @@ class ReferenceReader {
           reject(path + ".text", e.begin, "missing (a chat entry needs its text)");
           return entry;
         }
-        entry.read.role = role_text == "user" ? ChatRole::kUser : role_text == "assistant" ? ChatRole::kAssistant : ChatRole::kOther;
+        entry.read.role = role_text == "user"        ? ChatRole::kUser
+                          : role_text == "assistant" ? ChatRole::kAssistant
+                                                     : ChatRole::kOther;
         if (entry.read.role == ChatRole::kAssistant) entry.read.ref = string_or_empty(e.member("piRef"));
         break;
       }

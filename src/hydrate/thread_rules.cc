@@ -82,8 +82,7 @@ UserReplacements plan_user_replacements(const RuleEntries& entries, const Positi
     if (turn < 0) {
       std::int64_t nearest = previous_user[i];
       while (nearest >= 0 && is_replaced(nearest)) nearest = previous_user[static_cast<std::size_t>(nearest)];
-      if (nearest >= 0 &&
-          normalize_space(text_of(static_cast<std::size_t>(nearest))) == normalize_space(text_of(i)))
+      if (nearest >= 0 && normalize_space(text_of(static_cast<std::size_t>(nearest))) == normalize_space(text_of(i)))
         turn = nearest;
     }
     if (turn >= 0 && !is_replaced(turn)) {
@@ -143,8 +142,10 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
   std::vector<std::size_t> run;
   auto end_run = [&](bool by_final_message) {
     if (run.empty()) return;
-    if (by_final_message) plan.chunks_of_final_messages += run.size();
-    else interrupted.push_back(run);
+    if (by_final_message)
+      plan.chunks_of_final_messages += run.size();
+    else
+      interrupted.push_back(run);
     run.clear();
   };
   std::unordered_map<std::string_view, bool> final_timestamps;
@@ -169,8 +170,10 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
   end_run(false);
   for (const std::string_view key : key_order) {
     std::vector<std::size_t>& stream = keyed[key];
-    if (final_timestamps.count(key)) plan.chunks_of_final_messages += stream.size();
-    else interrupted.push_back(std::move(stream));
+    if (final_timestamps.count(key))
+      plan.chunks_of_final_messages += stream.size();
+    else
+      interrupted.push_back(std::move(stream));
   }
   // In the order their last chunks come: where a rebuilt message stands.
   std::sort(interrupted.begin(), interrupted.end(),
@@ -183,8 +186,10 @@ CompactionAnchor anchor_compaction(bool has_first_kept_ref, std::int64_t by_firs
                                    const ConvertedLines& lines) {
   CompactionAnchor anchor;
   if (has_first_kept_ref) {
-    if (by_first_kept_ref >= 0) anchor.line = by_first_kept_ref, anchor.how = "firstKeptRef";
-    else anchor.first_kept_ref_unused = true;
+    if (by_first_kept_ref >= 0)
+      anchor.line = by_first_kept_ref, anchor.how = "firstKeptRef";
+    else
+      anchor.first_kept_ref_unused = true;
   }
   if (anchor.line < 0 && by_pi_entry_id >= 0) anchor.line = by_pi_entry_id, anchor.how = "piEntryId";
   for (std::size_t k = lines.size(); anchor.line < 0 && k-- > 0;)
@@ -203,9 +208,7 @@ CompactionAnchor anchor_compaction(bool has_first_kept_ref, std::int64_t by_firs
   return anchor;
 }
 
-bool is_settled_stop_reason(std::string_view stop_reason) {
-  return !stop_reason.empty() && stop_reason != "pending";
-}
+bool is_settled_stop_reason(std::string_view stop_reason) { return !stop_reason.empty() && stop_reason != "pending"; }
 
 MessageRepairs message_repairs(Kind kind, const PiMessageShape& shape) {
   MessageRepairs repairs;

@@ -18,7 +18,16 @@ namespace thread_rules {
 
 // The entry kinds the converter reads (others are skipped with a warning).
 // kSkipped: an entry whose id was read but which gives nothing.
-enum class Kind : std::uint8_t { kUnknown, kChat, kPiUser, kPiAssistant, kPiToolResult, kPiChunk, kPiCompaction, kSkipped };
+enum class Kind : std::uint8_t {
+  kUnknown,
+  kChat,
+  kPiUser,
+  kPiAssistant,
+  kPiToolResult,
+  kPiChunk,
+  kPiCompaction,
+  kSkipped
+};
 Kind kind_of(std::string_view text);
 const char* kind_name(Kind kind);
 
@@ -76,7 +85,7 @@ std::vector<std::uint8_t> find_assistant_echoes(const RuleEntries& entries, cons
 // the streamKey, or that ends the run) is dropped; an interrupted one is
 // rebuilt or dropped as `partial` says.
 struct StreamPlan {
-  std::uint64_t chunks_of_final_messages = 0;    // dropped: their final message is there
+  std::uint64_t chunks_of_final_messages = 0;     // dropped: their final message is there
   std::vector<std::vector<std::size_t>> rebuilt;  // interrupted streams to rebuild (--partial keep|text)
   std::vector<std::vector<std::size_t>> dropped;  // interrupted streams left out (--partial drop)
 };
@@ -98,8 +107,8 @@ class ConvertedLines {  // what R9 reads of the lines before a compaction
   virtual std::vector<std::string_view> tool_call_ids(std::size_t line) const = 0;
 };
 struct CompactionAnchor {
-  std::int64_t line = -1;             // -1: none
-  const char* how = "self";           // firstKeptRef, piEntryId, last-user-turn or self
+  std::int64_t line = -1;              // -1: none
+  const char* how = "self";            // firstKeptRef, piEntryId, last-user-turn or self
   bool first_kept_ref_unused = false;  // firstKeptRef is set but names no earlier line
 };
 // `by_first_kept_ref`, `by_pi_entry_id`: the lines those name, or -1;

@@ -28,7 +28,9 @@
 namespace pihydrate {
 namespace {
 
-bool is_message(const Entry& e) { return e.root == JsonKind::kObject && e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject; }
+bool is_message(const Entry& e) {
+  return e.root == JsonKind::kObject && e.type == EntryType::kMessage && e.message.kind == JsonKind::kObject;
+}
 
 bool content_is_unreadable(const Entry& e) {
   return e.content_kind != JsonKind::kArray && e.content_kind != JsonKind::kString;
@@ -40,7 +42,8 @@ bool content_is_unreadable(const Entry& e) {
 std::string portable_form(std::string_view id) {
   std::string base;
   for (char c : id) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     base += keep ? c : '_';
   }
   if (base.size() > 64) base.resize(64);
@@ -160,9 +163,9 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
   struct IdState {
     std::string_view id;
     std::uint32_t head = kNone, tail = kNone;  // unanswered calls with this id
-    bool skipped = false;   // an error/aborted assistant made a call with it
-    bool answered = false;  // a result was matched to a call with it
-    bool kept = false;      // a written call keeps it (a later call with it is renamed)
+    bool skipped = false;                      // an error/aborted assistant made a call with it
+    bool answered = false;                     // a result was matched to a call with it
+    bool kept = false;                         // a written call keeps it (a later call with it is renamed)
   };
   std::vector<CallSlot> calls;
   std::vector<std::uint32_t> first_call(n, kNone);  // each assistant's first slot (not a skipped one's)
@@ -195,7 +198,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
       if (!is_message(e)) continue;
       if (e.role == Role::kAssistant) {
         if (is_skipped_assistant(e)) {
-          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) state(c->id, true)->skipped = true;
+          for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c)
+            state(c->id, true)->skipped = true;
           continue;
         }
         first_call[i] = static_cast<std::uint32_t>(calls.size());
@@ -203,8 +207,10 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
           IdState& q = *state(index.calls_begin(e)[k].id, true);
           const auto added = static_cast<std::uint32_t>(calls.size());
           calls.push_back({static_cast<std::uint32_t>(i)});
-          if (q.tail == kNone) q.head = added;
-          else calls[q.tail].next = added;
+          if (q.tail == kNone)
+            q.head = added;
+          else
+            calls[q.tail].next = added;
           q.tail = added;
         }
       } else if (e.role == Role::kToolResult) {
@@ -304,9 +310,10 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
     const bool message = is_message(e);
     p.rename_hook_role = view.migrates_v2 && message && e.role == Role::kHookMessage;
     if (p.rename_hook_role) report.repairs["migrated-hook-message-role"]++;
-    p.flatten = !pair && message &&
-                ((e.role == Role::kAssistant && e.tool_calls_count > 0) || e.role == Role::kToolResult);
-    if (p.flatten) report.repairs[e.role == Role::kToolResult ? "flattened-tool-result" : "flattened-tool-call-message"]++;
+    p.flatten =
+        !pair && message && ((e.role == Role::kAssistant && e.tool_calls_count > 0) || e.role == Role::kToolResult);
+    if (p.flatten)
+      report.repairs[e.role == Role::kToolResult ? "flattened-tool-result" : "flattened-tool-call-message"]++;
     if (message) {
       const char* role = e.role == Role::kAssistant ? "assistant" : e.role == Role::kUser ? "user" : "tool result";
       switch (content_repair(p, e)) {
@@ -366,8 +373,9 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
       const bool portable = tool_call_id_problem(a, c, true) == ToolCallIdProblem::kRepeated;
       report.repairs["renamed-tool-call-id"]++;
       warn(report, index, Code::kBadToolCallId, a, c.column ? c.column : a.message.column,
-           "renamed tool call id " + (c.id_kind == JsonKind::kString ? quote_for_message(c.id) : std::string("(none)")) +
-               " to " + quote_for_message(*id) + " in the call and its result: " +
+           "renamed tool call id " +
+               (c.id_kind == JsonKind::kString ? quote_for_message(c.id) : std::string("(none)")) + " to " +
+               quote_for_message(*id) + " in the call and its result: " +
                (portable ? "an earlier call uses it" : "it does not match ^[a-zA-Z0-9_-]{1,64}$"));
     }
   };
@@ -412,7 +420,8 @@ Plan plan_entries(const SessionIndex& index, const PiView& view, const std::vect
         const bool moved = visible_before[static_cast<std::size_t>(r)] > visible_before[i + 1];
         if (moved) {
           report.repairs["moved-result-to-its-call"]++;
-          warn(report, index, Code::kMessageBetweenCallAndResult, view.entry(index, path[static_cast<std::size_t>(r)]), 1,
+          warn(report, index, Code::kMessageBetweenCallAndResult, view.entry(index, path[static_cast<std::size_t>(r)]),
+               1,
                "moved the result of tool call " + quote_for_message(index.calls_begin(a)[k].id) +
                    " right after its call; the entries between now follow the results");
         }

@@ -19,7 +19,6 @@ JsMapKey js_map_key(const Field& f) {
 
 namespace {
 
-
 bool truthy(const Field& f) {
   switch (f.kind) {
     case JsonKind::kMissing:
@@ -260,7 +259,8 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
     return;
   }
   const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
-  v.context.push_back(ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
+  v.context.push_back(
+      ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
   const JsMapKey comp_key = js_map_key(comp.id);
   // pi looks the compaction up again by id; after a v1 migration every id is
   // fresh and unique, so that finds the compaction itself.

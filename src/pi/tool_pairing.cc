@@ -39,15 +39,15 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
   struct Unanswered {
     std::uint32_t call_node;
     std::uint32_t column;
-    std::int64_t closer;   // node that closed the turn, -1 at the end
+    std::int64_t closer;  // node that closed the turn, -1 at the end
     std::int64_t late_result = -1;
   };
   std::vector<Call> pending;
   std::unordered_map<std::string_view, std::uint32_t> pending_ids;  // ids of this turn's calls
   // Ids are views into the index's arena: no copies for a big session.
   std::unordered_set<std::string_view> answered_in_turn;
-  std::unordered_map<std::string_view, std::uint32_t> first_result;   // any turn
-  std::unordered_map<std::string_view, std::uint32_t> skipped_calls;  // id -> error/aborted assistant
+  std::unordered_map<std::string_view, std::uint32_t> first_result;     // any turn
+  std::unordered_map<std::string_view, std::uint32_t> skipped_calls;    // id -> error/aborted assistant
   std::unordered_map<std::string_view, std::uint32_t> call_node_of_id;  // first assistant keeping a call id
   std::unordered_map<std::string_view, std::size_t> unanswered_by_id;
   std::vector<std::pair<std::string, Unanswered>> unanswered;
@@ -82,7 +82,8 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
         switch (tool_call_id_problem(e, *c, earlier != call_node_of_id.end())) {
           case ToolCallIdProblem::kNone: call_node_of_id.emplace(c->id, item.node); break;
           case ToolCallIdProblem::kRepeated:
-            out.push_back({PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
+            out.push_back(
+                {PairingIssue::kRepeatedToolCallId, item.node, std::string(c->id), c->column, earlier->second, -1, -1});
             break;
           default:
             out.push_back({PairingIssue::kBadToolCallId, item.node, std::string(c->id), c->column, item.node, -1, -1});
@@ -97,10 +98,13 @@ std::vector<PairingFinding> find_pairing_issues(const SessionIndex& index, const
         answered_in_turn.insert(id);  // a call of this turn (its id may repeat an older call's)
         first_result[id] = item.node;
       } else if (first != first_result.end()) {
-        out.push_back({PairingIssue::kDuplicateResult, item.node, std::string(id), e.tool_call_id.column, -1, first->second, -1});
+        out.push_back(
+            {PairingIssue::kDuplicateResult, item.node, std::string(id), e.tool_call_id.column, -1, first->second, -1});
       } else if (auto s = skipped_calls.find(id); s != skipped_calls.end()) {
-        out.push_back({PairingIssue::kResultOfSkipped, item.node, std::string(id), e.tool_call_id.column, s->second, -1, -1});
-      } else if (auto u = unanswered_by_id.find(id); u != unanswered_by_id.end() && unanswered[u->second].second.late_result < 0) {
+        out.push_back(
+            {PairingIssue::kResultOfSkipped, item.node, std::string(id), e.tool_call_id.column, s->second, -1, -1});
+      } else if (auto u = unanswered_by_id.find(id);
+                 u != unanswered_by_id.end() && unanswered[u->second].second.late_result < 0) {
         unanswered[u->second].second.late_result = item.node;
         first_result[id] = item.node;
       } else {

@@ -65,15 +65,16 @@ void check_bad_lines(RuleContext& ctx) {
   if (ctx.index.bad_line_count > ctx.index.bad_lines.size()) {
     const std::uint64_t more = ctx.index.bad_line_count - ctx.index.bad_lines.size();
     ctx.report(Code::kMalformedLine, Severity::kError, 0, 0,
-               std::to_string(more) + " more lines that pi skips (malformed, glued, NUL bytes or over a cap) after the first " +
+               std::to_string(more) +
+                   " more lines that pi skips (malformed, glued, NUL bytes or over a cap) after the first " +
                    std::to_string(ctx.index.bad_lines.size()) + " shown",
                "this is not a session file, or one damaged beyond repair by line");
   }
   if (ctx.index.invalid_utf8_count > ctx.index.invalid_utf8_lines.size()) {
     ctx.report(Code::kInvalidUtf8, Severity::kWarning, 0, 0,
                std::to_string(ctx.index.invalid_utf8_count - ctx.index.invalid_utf8_lines.size()) +
-                   " more lines with invalid UTF-8 after the first " + std::to_string(ctx.index.invalid_utf8_lines.size()) +
-                   " shown",
+                   " more lines with invalid UTF-8 after the first " +
+                   std::to_string(ctx.index.invalid_utf8_lines.size()) + " shown",
                "re-encode the file as UTF-8");
   }
   if (ctx.index.crlf_lines > 0) {
@@ -136,9 +137,8 @@ void check_non_object_lines(RuleContext& ctx) {
 void check_header(RuleContext& ctx) {
   const PiView& v = ctx.view;
   const bool a = ctx.is_0_78();
-  const std::string reaction =
-      a ? "pi 0.78 truncates the file and starts a fresh session (the content is lost)"
-        : "pi 1.5 refuses it: \"Session file is not a valid pi session\"";
+  const std::string reaction = a ? "pi 0.78 truncates the file and starts a fresh session (the content is lost)"
+                                 : "pi 1.5 refuses it: \"Session file is not a valid pi session\"";
   if (v.outcome == LoadOutcome::kFreshSession) {
     ctx.report(Code::kEmptyFile, Severity::kError, 0, 0,
                "the file is empty: pi writes a fresh session header into it and starts a new conversation",
@@ -164,7 +164,8 @@ void check_header(RuleContext& ctx) {
     }
   }
   if (v.kept.empty()) {
-    ctx.report(Code::kNoHeader, Severity::kError, 0, 0, "no line parses as JSON, so there is no session header: " + reaction,
+    ctx.report(Code::kNoHeader, Severity::kError, 0, 0,
+               "no line parses as JSON, so there is no session header: " + reaction,
                "the first JSON line must be {\"type\":\"session\",\"version\":3,\"id\":\"<string>\",\"cwd\":...}");
     return;
   }
@@ -175,7 +176,9 @@ void check_header(RuleContext& ctx) {
     found = std::string("the first JSON line is ") + json_kind_name(first.root) + ", not a session header";
   } else if (first.type != EntryType::kSession) {
     found = "the first JSON line is not a session header (its type is " +
-            (first.type_field.is_string() ? quoted(first.type_text()) : std::string(json_kind_name(first.type_field.kind))) + ")";
+            (first.type_field.is_string() ? quoted(first.type_text())
+                                          : std::string(json_kind_name(first.type_field.kind))) +
+            ")";
     column = first.type_field.present() ? first.type_field.column : 1;
   } else {
     found = std::string("the session header's id is ") + json_kind_name(first.id.kind) + ", not a string";
@@ -193,7 +196,8 @@ std::string resolve_like_pi(std::string_view cwd, const std::string& process_cwd
     const char* home = std::getenv("HOME");
     path = std::string(home ? home : "") + path.substr(1);
   }
-  if (path.empty() || path[0] != '/') path = (process_cwd.empty() ? fs::current_path().string() : process_cwd) + "/" + path;
+  if (path.empty() || path[0] != '/')
+    path = (process_cwd.empty() ? fs::current_path().string() : process_cwd) + "/" + path;
   // node's path.resolve: "." and ".." segments collapse, ".." stops at the root.
   std::vector<std::string> parts;
   std::size_t pos = 0;
@@ -220,7 +224,9 @@ void check_cwd(RuleContext& ctx) {
   if (cwd.kind == JsonKind::kMissing || cwd.kind == JsonKind::kNull || (cwd.is_string() && cwd.text().empty())) {
     ctx.report(Code::kNoCwd, Severity::kWarning, h.line, cwd.present() ? cwd.column : 1,
                std::string("the header has ") +
-                   (cwd.is_string() ? "an empty cwd" : cwd.present() ? "a null cwd" : "no cwd") +
+                   (cwd.is_string() ? "an empty cwd"
+                    : cwd.present() ? "a null cwd"
+                                    : "no cwd") +
                    ": pi runs in whatever directory it is started from",
                "set \"cwd\" to the project directory (pi-hydrate --cwd does this)");
     return;
@@ -266,10 +272,10 @@ void check_version(RuleContext& ctx) {
   bool known = ver.kind == JsonKind::kMissing ||
                (ver.kind == JsonKind::kNumber && (ver.text() == "1" || ver.text() == "2" || ver.text() == "3"));
   if (!known) {
-    std::string what = "the header version is " +
-                       (ver.is_string() ? quoted(ver.text())
-                        : ver.kind == JsonKind::kNumber ? std::string(ver.text())
-                                                        : std::string(json_kind_name(ver.kind)));
+    std::string what =
+        "the header version is " + (ver.is_string()                 ? quoted(ver.text())
+                                    : ver.kind == JsonKind::kNumber ? std::string(ver.text())
+                                                                    : std::string(json_kind_name(ver.kind)));
     if (std::isnan(v.header_version)) {
       what += ": JavaScript cannot compare it with 3, so pi migrates nothing but rewrites the file";
     } else if (v.header_version >= 3) {
@@ -281,7 +287,8 @@ void check_version(RuleContext& ctx) {
   }
   if (v.migrates_v1 || v.migrates_v2) {
     std::string from = v.migrates_v1 ? "v1" : "v2";
-    std::string what = "this is a " + from + " session: pi migrates it to v3 while loading and rewrites the file in place";
+    std::string what =
+        "this is a " + from + " session: pi migrates it to v3 while loading and rewrites the file in place";
     if (v.migrates_v1) what += " (new random entry ids; malformed lines are dropped for good)";
     ctx.report(Code::kMigratedOnLoad, Severity::kWarning, h.line, ver.present() ? ver.column : 1, what,
                "hydrate it with pi-hydrate --session to get a v3 file");

@@ -25,14 +25,16 @@ void check_header_lint(RuleContext& ctx) {
                "use a UUID");
   }
   if (!h.details().version.present()) {
-    ctx.report(Code::kVersionMissing, Severity::kWarning, h.line, 1, "the header has no version: pi reads the file as v1",
-               "add \"version\":3");
+    ctx.report(Code::kVersionMissing, Severity::kWarning, h.line, 1,
+               "the header has no version: pi reads the file as v1", "add \"version\":3");
   }
   if (h.timestamp.present() && !(h.timestamp.is_string() && is_iso8601(h.timestamp.text()))) {
-    ctx.report(Code::kEntryTimestampFormat, Severity::kWarning, h.line, h.timestamp.column,
-               "header timestamp " + (h.timestamp.is_string() ? quoted(h.timestamp.text()) : std::string(json_kind_name(h.timestamp.kind))) +
-                   " is not ISO-8601",
-               "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
+    ctx.report(
+        Code::kEntryTimestampFormat, Severity::kWarning, h.line, h.timestamp.column,
+        "header timestamp " +
+            (h.timestamp.is_string() ? quoted(h.timestamp.text()) : std::string(json_kind_name(h.timestamp.kind))) +
+            " is not ISO-8601",
+        "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
   }
 }
 
@@ -50,9 +52,9 @@ void check_entries_lint(RuleContext& ctx) {
     }
     if (e.type == EntryType::kNone || e.type == EntryType::kUnknown) {
       ctx.report(Code::kUnknownEntryType, Severity::kWarning, e.line, e.type_field.present() ? e.type_field.column : 1,
-                 e.type == EntryType::kNone ? "entry has no string type: pi keeps it, but it adds nothing to the context"
-                                            : "entry type " + quoted(e.type_text()) +
-                                                  " is unknown to pi: it adds nothing to the context",
+                 e.type == EntryType::kNone
+                     ? "entry has no string type: pi keeps it, but it adds nothing to the context"
+                     : "entry type " + quoted(e.type_text()) + " is unknown to pi: it adds nothing to the context",
                  "use message, compaction, branch_summary, custom_message, custom, label, session_info, model_change "
                  "or thinking_level_change");
     }
@@ -65,10 +67,14 @@ void check_entries_lint(RuleContext& ctx) {
                    "this entry has no string timestamp: the message pi derives from it gets timestamp NaN",
                    "add \"timestamp\":\"2026-01-02T03:04:05.678Z\"");
       } else {
-        ctx.report(Code::kEntryTimestampFormat, Severity::kWarning, e.line, e.timestamp.present() ? e.timestamp.column : 1,
-                   e.timestamp.present() ? "timestamp " + (e.timestamp.is_string() ? quoted(e.timestamp.text()) : std::string(json_kind_name(e.timestamp.kind))) + " is not ISO-8601"
-                                         : std::string("entry has no timestamp"),
-                   "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
+        ctx.report(
+            Code::kEntryTimestampFormat, Severity::kWarning, e.line, e.timestamp.present() ? e.timestamp.column : 1,
+            e.timestamp.present() ? "timestamp " +
+                                        (e.timestamp.is_string() ? quoted(e.timestamp.text())
+                                                                 : std::string(json_kind_name(e.timestamp.kind))) +
+                                        " is not ISO-8601"
+                                  : std::string("entry has no timestamp"),
+            "write it as new Date().toISOString() does: 2026-01-02T03:04:05.678Z");
       }
     } else {
       // Same-shaped UTC timestamps compare as strings.
@@ -87,11 +93,14 @@ void check_entries_lint(RuleContext& ctx) {
         (e.role == Role::kUser || e.role == Role::kAssistant || e.role == Role::kToolResult)) {
       const Field& mt = e.message_timestamp;
       if (!(mt.kind == JsonKind::kNumber && is_epoch_ms(mt.text()))) {
-        ctx.report(Code::kMessageTimestampFormat, Severity::kWarning, e.line, mt.present() ? mt.column : e.message.column,
-                   mt.present() ? "message.timestamp " + (mt.kind == JsonKind::kNumber || mt.is_string() ? quoted(mt.text()) : std::string(json_kind_name(mt.kind))) +
-                                      " is not epoch milliseconds"
-                                : std::string("message has no timestamp"),
-                   "write Date.now() milliseconds, e.g. 1767322245678");
+        ctx.report(
+            Code::kMessageTimestampFormat, Severity::kWarning, e.line, mt.present() ? mt.column : e.message.column,
+            mt.present() ? "message.timestamp " +
+                               (mt.kind == JsonKind::kNumber || mt.is_string() ? quoted(mt.text())
+                                                                               : std::string(json_kind_name(mt.kind))) +
+                               " is not epoch milliseconds"
+                         : std::string("message has no timestamp"),
+            "write Date.now() milliseconds, e.g. 1767322245678");
       }
     }
   }

@@ -66,12 +66,14 @@ void check_context_messages(RuleContext& ctx) {
     if (item.llm_role == Role::kNone && !(e.role == Role::kBashExecution && e.exclude_from_context)) {
       std::string what;
       if (e.role == Role::kHookMessage) {
-        what = "role \"hookMessage\" in a v3 file: only v2 files are migrated to \"custom\", so pi-ai drops this "
-               "message before sending";
+        what =
+            "role \"hookMessage\" in a v3 file: only v2 files are migrated to \"custom\", so pi-ai drops this "
+            "message before sending";
       } else if (e.role == Role::kSystem) {
         what = "role \"system\": pi 0.78 drops it before sending (pi 1.5 sends it)";
       } else if (e.role_field.is_string()) {
-        what = "role " + quoted(e.details().unknown_role) + " is not one pi knows: pi-ai drops this message before sending";
+        what = "role " + quoted(e.details().unknown_role) +
+               " is not one pi knows: pi-ai drops this message before sending";
       } else {
         what = std::string("message role is ") + json_kind_name(e.role_field.kind) +
                ": pi-ai drops this message before sending";
@@ -100,7 +102,8 @@ void check_context_messages(RuleContext& ctx) {
                    what + (e.role == Role::kAssistant
                                ? ": pi 0.78 crashes building the next request (reading 'flatMap') and in the TUI"
                                : std::string(": pi 0.78 crashes on it building the next request (reading '") +
-                                     (e.role == Role::kUser ? "map" : "some") + "') and in the interactive TUI (reading 'filter')"),
+                                     (e.role == Role::kUser ? "map" : "some") +
+                                     "') and in the interactive TUI (reading 'filter')"),
                    "write \"content\":[]");
       } else {
         ctx.report(Code::kContentNotArray, Severity::kWarning, e.line, e.message.column,
@@ -167,10 +170,9 @@ void check_compaction_anchor(RuleContext& ctx) {
   const Entry& c = ctx.node_entry(v.compaction);
   if (v.migrates_v1) {
     const Field& idx = c.details().first_kept_entry_index;
-    std::string what = idx.kind == JsonKind::kNumber
-                           ? "firstKeptEntryIndex " + std::string(idx.text()) +
-                                 " does not point at an entry before this compaction"
-                           : "the compaction has no numeric firstKeptEntryIndex";
+    std::string what = idx.kind == JsonKind::kNumber ? "firstKeptEntryIndex " + std::string(idx.text()) +
+                                                           " does not point at an entry before this compaction"
+                                                     : "the compaction has no numeric firstKeptEntryIndex";
     ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, idx.present() ? idx.column : 1,
                what + ": pi keeps only the summary and what follows the compaction",
                "the index counts parsed lines from 0, the header included");
@@ -179,11 +181,12 @@ void check_compaction_anchor(RuleContext& ctx) {
   const Field& kept = c.details().first_kept_entry_id;
   // A compaction that names itself keeps nothing before it, on purpose.
   if (kept.is_string() && c.id.is_string() && kept.text() == c.id.text()) return;
-  ctx.report(Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, kept.present() ? kept.column : 1,
-             (kept.is_string() ? "firstKeptEntryId " + quoted(kept.text()) + " is not on the path before this compaction"
-                               : std::string("the compaction has no firstKeptEntryId")) +
-                 ": pi keeps only the summary and what follows the compaction",
-             "point firstKeptEntryId at the first entry to keep (on this branch, before the compaction)");
+  ctx.report(
+      Code::kCompactionAnchorOffPath, Severity::kWarning, c.line, kept.present() ? kept.column : 1,
+      (kept.is_string() ? "firstKeptEntryId " + quoted(kept.text()) + " is not on the path before this compaction"
+                        : std::string("the compaction has no firstKeptEntryId")) +
+          ": pi keeps only the summary and what follows the compaction",
+      "point firstKeptEntryId at the first entry to keep (on this branch, before the compaction)");
 }
 
 void check_labels(RuleContext& ctx) {
@@ -207,11 +210,13 @@ void check_labels(RuleContext& ctx) {
     const Entry& e = ctx.node_entry(i);
     if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
     if (e.details().target_id.is_string() && ids.at(e.details().target_id.text())) continue;
-    ctx.report(Code::kLabelTargetMissing, Severity::kWarning, e.line, e.details().target_id.present() ? e.details().target_id.column : 1,
-               (e.details().target_id.is_string() ? "label target " + quoted(e.details().target_id.text()) + " names no entry"
-                                        : std::string("label without a string targetId")) +
-                   ": the label is attached to nothing",
-               "point targetId at an entry, or delete the label");
+    ctx.report(
+        Code::kLabelTargetMissing, Severity::kWarning, e.line,
+        e.details().target_id.present() ? e.details().target_id.column : 1,
+        (e.details().target_id.is_string() ? "label target " + quoted(e.details().target_id.text()) + " names no entry"
+                                           : std::string("label without a string targetId")) +
+            ": the label is attached to nothing",
+        "point targetId at an entry, or delete the label");
   }
 }
 

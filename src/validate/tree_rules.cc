@@ -62,12 +62,13 @@ void check_cycles(RuleContext& ctx) {
         lines += (i ? ", " : "") + std::to_string(ctx.node_line(cycle[i]));
       }
       if (cycle.size() > 5) lines += ", ... (" + std::to_string(cycle.size()) + " entries)";
-      std::string what = cycle.size() == 1 ? "this entry is its own parent"
-                                           : "parentId links form a cycle through lines " + lines;
+      std::string what =
+          cycle.size() == 1 ? "this entry is its own parent" : "parentId links form a cycle through lines " + lines;
       if (blocks_load) {
         ctx.report(Code::kParentCycle, Severity::kError, e.line, e.parent_id.column,
-                   what + ": the last entry's parent walk never reaches a root, so pi 0.78 hangs and pi 1.5 crashes "
-                          "(RangeError: Invalid array length)",
+                   what +
+                       ": the last entry's parent walk never reaches a root, so pi 0.78 hangs and pi 1.5 crashes "
+                       "(RangeError: Invalid array length)",
                    "point the parentId of the cycle's oldest entry at its real parent (or null for the first entry)");
       } else {
         ctx.report_at_level(Code::kParentCycle, Severity::kWarning, Level::kResume, e.line, e.parent_id.column,
@@ -114,21 +115,23 @@ void check_ids_and_parents(RuleContext& ctx) {
       ctx.report(Code::kDuplicateId, Severity::kError, e.line, e.id.column,
                  "id " + id_text(e.id) + " is used again on line " + std::to_string(ctx.node_line(later)) +
                      ": pi keeps only the later entry, so this one drops out of the tree and its children hang "
-                     "under line " + std::to_string(ctx.node_line(later)),
+                     "under line " +
+                     std::to_string(ctx.node_line(later)),
                  "give one of the two entries a fresh id and fix the parentIds that meant it");
     }
     const bool first = i == 0;
     const bool active = !v.path.empty() && on_path(v, path_mask, i);
     if (falsy_parent(e.parent_id) || (!e.parent_id.present() && !first)) {
       if (!first) {
-        ctx.report(Code::kDanglingParent, active ? Severity::kError : Severity::kWarning, e.line,
-                   e.parent_id.present() ? e.parent_id.column : 1,
-                   (e.parent_id.present() ? "parentId " + id_text(e.parent_id) + " counts as \"no parent\" in JavaScript"
-                                          : std::string("entry has no parentId")) +
-                       ": pi treats this entry as a root" +
-                       (active ? ", so the resumed conversation starts here and the entries before it are lost"
-                               : " (it is not on the resumed branch)"),
-                   "point parentId at the entry this one follows");
+        ctx.report(
+            Code::kDanglingParent, active ? Severity::kError : Severity::kWarning, e.line,
+            e.parent_id.present() ? e.parent_id.column : 1,
+            (e.parent_id.present() ? "parentId " + id_text(e.parent_id) + " counts as \"no parent\" in JavaScript"
+                                   : std::string("entry has no parentId")) +
+                ": pi treats this entry as a root" +
+                (active ? ", so the resumed conversation starts here and the entries before it are lost"
+                        : " (it is not on the resumed branch)"),
+            "point parentId at the entry this one follows");
       }
     }
     if (v.link[i] == ParentLink::kDangling) {
@@ -137,9 +140,9 @@ void check_ids_and_parents(RuleContext& ctx) {
       bool loses = active && !first;
       ctx.report(Code::kDanglingParent, loses ? Severity::kError : Severity::kWarning, e.line, e.parent_id.column,
                  "parentId " + id_text(e.parent_id) + " names no entry: pi treats this entry as a root" +
-                     (loses ? ", so the resumed conversation starts here and everything before it is lost"
-                            : first ? " (it is the first entry, so nothing is lost)"
-                                    : " (it is not on the resumed branch)"),
+                     (loses   ? ", so the resumed conversation starts here and everything before it is lost"
+                      : first ? " (it is the first entry, so nothing is lost)"
+                              : " (it is not on the resumed branch)"),
                  "point parentId at the entry this one follows");
     }
   }
@@ -192,7 +195,8 @@ void check_leaf(RuleContext& ctx) {
     if (static_cast<std::int64_t>(p) == latest) return;
   const Entry& last = ctx.node_entry(v.leaf);
   if (last.root != JsonKind::kObject) return;  // PH008 says why the context is empty
-  ctx.report(Code::kLeafOffLatestBranch, Severity::kWarning, last.line, last.parent_id.present() ? last.parent_id.column : 1,
+  ctx.report(Code::kLeafOffLatestBranch, Severity::kWarning, last.line,
+             last.parent_id.present() ? last.parent_id.column : 1,
              "the last entry makes pi resume a branch that does not contain the latest message (line " +
                  std::to_string(ctx.node_line(latest)) + ")",
              "if that is not intended, append entries to the latest branch instead (parentId = the latest entry)");
@@ -206,10 +210,9 @@ void check_branching(RuleContext& ctx) {
     std::int64_t expected = static_cast<std::int64_t>(i) - 1;
     if (v.parent[i] == expected) continue;
     if (v.link[i] == ParentLink::kDangling) continue;  // reported as PH203
-    std::string what = v.parent[i] < 0
-                           ? "entry starts a new root"
-                           : "entry continues from line " + std::to_string(ctx.node_line(v.parent[i])) +
-                                 ", not from the entry before it";
+    std::string what = v.parent[i] < 0 ? "entry starts a new root"
+                                       : "entry continues from line " + std::to_string(ctx.node_line(v.parent[i])) +
+                                             ", not from the entry before it";
     ctx.report(Code::kBranching, Severity::kError, e.line, e.parent_id.present() ? e.parent_id.column : 1,
                what + ": the file branches (--linear)", "set parentId to the id of the previous entry");
   }

@@ -9,13 +9,13 @@
 
 namespace pihydrate {
 
-void RuleContext::report(Code code, Severity severity, std::uint64_t line, std::uint64_t column,
-                         std::string message, std::string hint) {
+void RuleContext::report(Code code, Severity severity, std::uint64_t line, std::uint64_t column, std::string message,
+                         std::string hint) {
   report_at_level(code, severity, code_info(code).level, line, column, std::move(message), std::move(hint));
 }
 
-void RuleContext::report_at_level(Code code, Severity severity, Level level, std::uint64_t line,
-                                  std::uint64_t column, std::string message, std::string hint) {
+void RuleContext::report_at_level(Code code, Severity severity, Level level, std::uint64_t line, std::uint64_t column,
+                                  std::string message, std::string hint) {
   Diagnostic d;
   d.code = code;
   d.severity = severity;

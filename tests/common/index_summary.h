@@ -27,10 +27,11 @@ inline std::string index_summary(const SessionIndex& index) {
         << e.details().label.text() << " role " << static_cast<int>(e.role) << " content "
         << static_cast<int>(e.content_kind) << " blank " << static_cast<int>(e.content_blank_texts)
         << e.content_has_thinking << e.content_has_other << " api " << static_cast<int>(e.api) << " stop "
-        << static_cast<int>(e.stop_reason) << " usage "
-        << static_cast<int>(e.usage_kind) << static_cast<int>(e.usage_cost_kind) << " result " << e.tool_call_id.text()
-        << " falsy " << e.falsy << " calls";
-    for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c) out << " " << c->id << "/" << c->name;
+        << static_cast<int>(e.stop_reason) << " usage " << static_cast<int>(e.usage_kind)
+        << static_cast<int>(e.usage_cost_kind) << " result " << e.tool_call_id.text() << " falsy " << e.falsy
+        << " calls";
+    for (const ToolCallRef* c = index.calls_begin(e); c != index.calls_end(e); ++c)
+      out << " " << c->id << "/" << c->name;
     out << "\n";
   }
   for (std::size_t i = 0; i < index.long_strings.size(); ++i)

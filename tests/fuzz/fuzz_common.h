@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "common/index_summary.h"
-#include "pihydrate/hydrate.h"
 #include "hydrate/hydrate_job.h"
+#include "pihydrate/hydrate.h"
 #include "pihydrate/pihydrate.h"
 
 namespace pihydrate::fuzz {
@@ -38,7 +38,8 @@ inline void check_carried_strings(const std::string& input, const SessionIndex& 
                                   const HydrateReport& report, const std::string& output) {
   std::set<std::string_view> input_strings;
   const LongStrings& in = input_index.long_strings;
-  for (std::size_t k = 0; k < in.size(); ++k) input_strings.insert(std::string_view(input).substr(in.begin(k), in.length(k)));
+  for (std::size_t k = 0; k < in.size(); ++k)
+    input_strings.insert(std::string_view(input).substr(in.begin(k), in.length(k)));
   const LongStrings& carried = report.carried;
   for (std::size_t k = 0; k < carried.size(); ++k) {
     if (carried.begin(k) + carried.length(k) > output.size() || (k > 0 && carried.begin(k) <= carried.begin(k - 1)) ||

@@ -34,7 +34,9 @@ void compare_scan_paths(std::string_view line, std::size_t max_depth) {
   if (status[0] != ScanStatus::kParsed) return;
   const Entry& a = entries[0];
   const Entry& b = entries[1];
-  auto same = [](const Field& x, const Field& y) { return x.kind == y.kind && x.column == y.column && x.text() == y.text(); };
+  auto same = [](const Field& x, const Field& y) {
+    return x.kind == y.kind && x.column == y.column && x.text() == y.text();
+  };
   if (a.root != b.root || a.falsy != b.falsy || a.type != b.type || a.type_text() != b.type_text() ||
       !same(a.id, b.id) || !same(a.parent_id, b.parent_id) || !same(a.timestamp, b.timestamp) ||
       a.message.kind != b.message.kind || a.role != b.role || a.content_kind != b.content_kind ||

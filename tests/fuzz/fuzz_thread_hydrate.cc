@@ -17,10 +17,10 @@
 #include "core/json_spans.h"
 #include "fuzz_common.h"
 #include "hydrate/mapped_file.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/pihydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pihydrate;
@@ -82,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const ConvertedThread spooled = convert_thread_export(copy, "fuzz", so);
       const SessionIndex index = indexer.finish();
       auto memory = make_memory_source(thread.session);
-      if (test_support::index_summary(index) != test_support::index_summary(build_session_index(*memory, "fuzz", noting)))
+      if (test_support::index_summary(index) !=
+          test_support::index_summary(build_session_index(*memory, "fuzz", noting)))
         __builtin_trap();
       if (!spooled.ok() || spooled.session_bytes != thread.session.size()) __builtin_trap();
       const SpoolLayout layout = indexer.take_layout();

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/filesystem.hpp>
 #include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
 
 #include "pihydrate/cli.h"
 
@@ -50,8 +50,10 @@ std::vector<std::string> split_command(const std::string& line) {
   char quote = 0;
   for (char c : line) {
     if (quote) {
-      if (c == quote) quote = 0;
-      else cur += c;
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -72,8 +74,8 @@ std::vector<std::string> split_command(const std::string& line) {
 // does not exist, or "". Option values that name no input (--cwd may name
 // a missing directory on purpose) are passed over.
 std::string missing_outside_input(const std::vector<std::string>& words, const fs::path& dir) {
-  static const std::vector<std::string> kNotInputs = {"--cwd", "--process-cwd", "-o", "--output", "--session-dir",
-                                                      "--agent-dir"};
+  static const std::vector<std::string> kNotInputs = {"--cwd",    "--process-cwd", "-o",
+                                                      "--output", "--session-dir", "--agent-dir"};
   const fs::path repo = fs::path(PIHYDRATE_GOLDEN_DIR).parent_path().parent_path().lexically_normal();
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
@@ -110,7 +112,8 @@ TEST_P(Golden, MatchesExpected) {
   int code = pihydrate::run_cli(words, in, out, err);
   fs::current_path(old_cwd);
 
-  const std::string actual = "exit: " + std::to_string(code) + "\n--- stdout\n" + out.str() + "--- stderr\n" + err.str();
+  const std::string actual =
+      "exit: " + std::to_string(code) + "\n--- stdout\n" + out.str() + "--- stderr\n" + err.str();
   const fs::path expected_path = dir / "expected";
   if (const char* update = std::getenv("PIHYDRATE_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     std::ofstream(expected_path.string(), std::ios::binary) << actual;

@@ -14,9 +14,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/index_summary.h"
 #include "core/utf8.h"
 #include "pihydrate/errors.h"
-#include "common/index_summary.h"
 #include "pihydrate/session_index.h"
 
 namespace pihydrate {
@@ -77,11 +77,13 @@ TEST_F(ScannerTest, ContentBlanknessIsKnownWithoutReadingTheTexts) {
     };
     ASSERT_EQ(scan(message(R"([{"type":"text","text":" \n\u00a0\u2028\t"},{"type":"text"},{"type":"text","text":5},)"
                            R"({"type":"thinking","thinking":""}])")),
-              ScanStatus::kParsed) << tail;
+              ScanStatus::kParsed)
+        << tail;
     EXPECT_EQ(entry.content_blank_texts, 3u) << tail;
     EXPECT_TRUE(entry.content_has_thinking) << tail;
     EXPECT_FALSE(entry.content_has_other) << tail;
-    ASSERT_EQ(scan(message(R"([{"type":"text","text":"\u0020x"},{"type":"text","text":"\u3000"}])")), ScanStatus::kParsed);
+    ASSERT_EQ(scan(message(R"([{"type":"text","text":"\u0020x"},{"type":"text","text":"\u3000"}])")),
+              ScanStatus::kParsed);
     EXPECT_EQ(entry.content_blank_texts, 1u) << tail;
     EXPECT_TRUE(entry.content_has_other) << tail;
     ASSERT_EQ(scan(message(R"(["not a block"])")), ScanStatus::kParsed);
@@ -187,10 +189,10 @@ TEST_F(ScannerTest, Utf8VerdictIsTheFirstInvalidSequenceOfTheLineAsItWas) {
   const std::string output(100, 'x');
   const std::vector<std::string> lines = {
       "{\"type\":\"custom\",\"id\":\"a\xC3\x28\"}",
-      "{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"content\":[{\"type\":\"text\",\"text\":\"" + output +
-          "\xE2\x82\xAC\xF0\x9F\x98\x80\\n\xED\xA0\x80" + output + "\xFF\"}]}}",
+      "{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"content\":[{\"type\":\"text\",\"text\":\"" +
+          output + "\xE2\x82\xAC\xF0\x9F\x98\x80\\n\xED\xA0\x80" + output + "\xFF\"}]}}",
       "{\"type\":\"custom\",\"data\":\"\xC3\xA9\\u00e9\",\"n\":1e5,\"bad\":\"\xC0\xAF\"}",  // 1e5: RapidJSON's
-      "{\"type\":\"custom\",\"data\":\"\\ud83d\\ude00 \xE2\x82\"}",                           // surrogates: RapidJSON's
+      "{\"type\":\"custom\",\"data\":\"\\ud83d\\ude00 \xE2\x82\"}",                         // surrogates: RapidJSON's
       "\xC2\xA0\xC3",                                                                       // blank, then a bad byte
       "{\"type\":\"custom\",\"data\":\"" + output + "\xE2\x82\xAC\"}",
   };
@@ -234,20 +236,27 @@ namespace {
 using test_support::index_summary;
 
 TEST(FileIndexTest, TwoThreadsGiveTheSequentialIndex) {
-  std::string text = "\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/tmp\"}\n";
+  std::string text =
+      "\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/tmp\"}\n";
   std::string padding(2000, 'x');
   for (int i = 0; text.size() < (std::size_t{10} << 20); ++i) {
     char id[16];
     std::snprintf(id, sizeof id, "%08x", i);
     switch (i % 9) {
-      case 0: text += "\n"; break;                                      // blank
+      case 0: text += "\n"; break;                                                          // blank
       case 1: text += "{\"type\":\"message\",\"id\":\"" + std::string(id) + "\"\n"; break;  // truncated
-      case 2: text += "{\"type\":\"label\",\"id\":\"" + std::string(id) + "\",\"targetId\":\"a\",\"label\":\"x\"}\r\n"; break;
-      case 3: text += "{\"type\":\"custom\",\"id\":\"" + std::string(id) + "\",\"data\":\"\xC3\x28\"}\n"; break;  // bad UTF-8
+      case 2:
+        text += "{\"type\":\"label\",\"id\":\"" + std::string(id) + "\",\"targetId\":\"a\",\"label\":\"x\"}\r\n";
+        break;
+      case 3:
+        text += "{\"type\":\"custom\",\"id\":\"" + std::string(id) + "\",\"data\":\"\xC3\x28\"}\n";
+        break;  // bad UTF-8
       default:
-        text += "{\"type\":\"message\",\"id\":\"" + std::string(id) + "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
-                "\"content\":[{\"type\":\"toolCall\",\"id\":\"c" + std::string(id) + "\",\"name\":\"read\",\"arguments\":{}}," +
-                "{\"type\":\"text\",\"text\":\"" + padding + "\"}]}}\n";
+        text += "{\"type\":\"message\",\"id\":\"" + std::string(id) +
+                "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
+                "\"content\":[{\"type\":\"toolCall\",\"id\":\"c" +
+                std::string(id) + "\",\"name\":\"read\",\"arguments\":{}}," + "{\"type\":\"text\",\"text\":\"" +
+                padding + "\"}]}}\n";
     }
   }
   text += "{\"type\":\"custom\",\"id\":\"last\"}";  // no newline at the end
@@ -332,8 +341,10 @@ TEST(FileIndexTest, KnownLongStringsAreSteppedOverForTheSameIndex) {
     const std::string id = std::to_string(i);
     switch (i % 6) {
       case 0:  // a long thinking text and a tool call: the call is read, the text stepped over
-        text += "{\"type\":\"message\",\"id\":\"" + id + "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
-                "\"content\":[{\"type\":\"thinking\",\"thinking\":\"" + plain + "\"},{\"type\":\"toolCall\",\"id\":\"c" + id +
+        text += "{\"type\":\"message\",\"id\":\"" + id +
+                "\",\"parentId\":null,\"message\":{\"role\":\"assistant\","
+                "\"content\":[{\"type\":\"thinking\",\"thinking\":\"" +
+                plain + "\"},{\"type\":\"toolCall\",\"id\":\"c" + id +
                 "\",\"name\":\"read\",\"arguments\":{\"path\":\"" + plain + "\"}}],\"stopReason\":\"toolUse\"}}\n";
         expected_long += 2;
         lookups += 2;

@@ -49,8 +49,8 @@ Scanned scan_line(const std::string& line, bool fast) {
     d << static_cast<int>(e.root) << e.falsy << " type " << static_cast<int>(e.type) << describe(e.type_field) << "="
       << e.type_text() << " id " << describe(e.id) << " parent " << describe(e.parent_id) << " ts "
       << describe(e.timestamp) << " msg " << describe(e.message) << " role " << static_cast<int>(e.role)
-      << describe(e.role_field) << "=" << x.unknown_role << " content " << static_cast<int>(e.content_kind)
-      << " usage " << static_cast<int>(e.usage_kind) << static_cast<int>(e.usage_cost_kind) << " stop "
+      << describe(e.role_field) << "=" << x.unknown_role << " content " << static_cast<int>(e.content_kind) << " usage "
+      << static_cast<int>(e.usage_kind) << static_cast<int>(e.usage_cost_kind) << " stop "
       << static_cast<int>(e.stop_reason) << describe(e.stop_reason_field) << " mts " << describe(e.message_timestamp)
       << " tcid " << describe(e.tool_call_id) << " excl " << e.exclude_from_context << " blank/thinking/other "
       << static_cast<int>(e.content_blank_texts) << e.content_has_thinking << e.content_has_other << " calls";

@@ -17,14 +17,14 @@
 #include "common/hydrate_helpers.h"
 #include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +55,8 @@ std::string user(const char* id, const char* parent, const char* text) {
 std::string assistant_call(const char* id, const char* parent, const char* call_id) {
   return std::string(R"({"type":"message","id":")") + id + R"(","parentId":")" + parent +
          R"(","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":")" +
-         call_id + R"(","name":"bash","arguments":{"n":0.1}}],"usage":{"cost":{"total":1e-7}},"stopReason":"toolUse","timestamp":1767225602000}})";
+         call_id +
+         R"(","name":"bash","arguments":{"n":0.1}}],"usage":{"cost":{"total":1e-7}},"stopReason":"toolUse","timestamp":1767225602000}})";
 }
 
 std::string result(const char* id, const char* parent, const char* call_id) {
@@ -63,7 +64,6 @@ std::string result(const char* id, const char* parent, const char* call_id) {
          R"(","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":")" + call_id +
          R"(","toolName":"bash","content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1767225603000}})";
 }
-
 
 // Pass 2 reads lines again by offset into a scratch string it reuses (never
 // shrunk, so a short line after a long one reads only its own bytes); a file
@@ -89,7 +89,8 @@ TEST(Hydrate, HeaderGetsTheNewCwdAndEntriesAreCopiedByteForByte) {
   Result r = hydrate(text);
   ASSERT_TRUE(r.ok);
   ASSERT_EQ(r.lines.size(), 4u);
-  EXPECT_EQ(r.lines[0], R"({"type":"session","version":3,"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/sandbox"})");
+  EXPECT_EQ(r.lines[0],
+            R"({"type":"session","version":3,"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/sandbox"})");
   EXPECT_EQ(r.lines[1], user("u1", nullptr, "hi"));
   EXPECT_EQ(r.lines[2], assistant_call("a1", "u1", "c1"));  // 0.1 and 1e-7 untouched
   EXPECT_EQ(r.lines[3], result("r1", "a1", "c1"));
@@ -122,7 +123,8 @@ TEST(Hydrate, BatchesOfABigSessionComeOutInOrderAndNothingIsWrittenAfterAFailedW
   constexpr int kEntries = 4000;  // about 8 MiB: eight batches
   for (int i = 0; i < kEntries; ++i) {
     const std::string id = "u" + std::to_string(i);
-    text += user(id.c_str(), parent.empty() ? nullptr : parent.c_str(), (std::to_string(i) + "-" + padding).c_str()) + "\n";
+    text +=
+        user(id.c_str(), parent.empty() ? nullptr : parent.c_str(), (std::to_string(i) + "-" + padding).c_str()) + "\n";
     parent = id;
   }
   const Result r = hydrate(text);
@@ -176,7 +178,6 @@ TEST(Hydrate, MissingResultGetsAnErrorResultAndOrphanIsDropped) {
   EXPECT_EQ(r.report.repairs["dropped-orphan-result"], 1u);
 }
 
-
 std::string message_entry(const char* id, const char* parent, const std::string& message) {
   std::string p = parent ? std::string("\"") + parent + "\"" : "null";
   return std::string(R"({"type":"message","id":")") + id + R"(","parentId":)" + p +
@@ -189,9 +190,10 @@ const std::string kAssistantTail =
 TEST(Hydrate, AUserMessageWithoutContentIsLeftOutAndAUserMessageStillOpens) {
   // pi 0.78 stops on it (reading 'map'); pi 1.5 sends nothing for it, so the
   // request would start with the assistant message.
-  std::string text = kHeader + "\n" + message_entry("u1", nullptr, R"({"role":"user","content":null,"timestamp":1})") +
-                     "\n" + message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)" + kAssistantTail) +
-                     "\n";
+  std::string text =
+      kHeader + "\n" + message_entry("u1", nullptr, R"({"role":"user","content":null,"timestamp":1})") + "\n" +
+      message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)" + kAssistantTail) +
+      "\n";
   Result r = hydrate(text);
   ASSERT_TRUE(r.ok);
   ASSERT_EQ(r.lines.size(), 3u);  // header, the added user message, a1
@@ -206,14 +208,15 @@ TEST(Hydrate, AUserMessageWithoutContentIsLeftOutAndAUserMessageStillOpens) {
 TEST(Hydrate, RenamedToolCallIdsEachNameOneCallAndTakeNoIdInUse) {
   // pi-ai sends an anthropic-messages assistant's ids unchanged when the model stays.
   auto calls = [](const char* id, const char* parent, const char* call_id) {
-    return message_entry(id, parent, std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
-                                         R"(","name":"bash","arguments":{}}],"api":"anthropic-messages",)"
-                                         R"("provider":"anthropic","model":"m","usage":{"cost":{"total":0}},)"
-                                         R"("stopReason":"toolUse","timestamp":2})");
+    return message_entry(id, parent,
+                         std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
+                             R"(","name":"bash","arguments":{}}],"api":"anthropic-messages",)"
+                             R"("provider":"anthropic","model":"m","usage":{"cost":{"total":0}},)"
+                             R"("stopReason":"toolUse","timestamp":2})");
   };
   std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + calls("a1", "u1", "x|1") + "\n" +
-                     result("r1", "a1", "x|1") + "\n" + calls("a2", "r1", "x_1") + "\n" + result("r2", "a2", "x_1") + "\n" +
-                     calls("a3", "r2", "x_1") + "\n" + result("r3", "a3", "x_1") + "\n";
+                     result("r1", "a1", "x|1") + "\n" + calls("a2", "r1", "x_1") + "\n" + result("r2", "a2", "x_1") +
+                     "\n" + calls("a3", "r2", "x_1") + "\n" + result("r3", "a3", "x_1") + "\n";
   Result r = hydrate(text);
   ASSERT_TRUE(r.ok);
   ASSERT_EQ(r.lines.size(), 8u);
@@ -229,8 +232,8 @@ TEST(Hydrate, RenamedToolCallIdsEachNameOneCallAndTakeNoIdInUse) {
 // What the repairs promise (docs/hydrate.md): neither pi version finds
 // anything in `written` that a provider would reject.
 void expect_nothing_a_provider_rejects(const std::string& written, const std::string& what) {
-  const std::set<Code> repaired = {Code::kUsageMissing,   Code::kContentNotArray, Code::kPendingStopReason,
-                                   Code::kBlankTextBlock, Code::kEmptyMessage,    Code::kFirstMessageNotUser,
+  const std::set<Code> repaired = {Code::kUsageMissing,   Code::kContentNotArray,  Code::kPendingStopReason,
+                                   Code::kBlankTextBlock, Code::kEmptyMessage,     Code::kFirstMessageNotUser,
                                    Code::kBadToolCallId,  Code::kOrphanToolResult, Code::kMessageBetweenCallAndResult};
   for (PiVersion version : {PiVersion::k0_78, PiVersion::k1_5}) {
     ValidateOptions vo;
@@ -249,9 +252,10 @@ TEST(Hydrate, ACostThatIsNotAnObjectIsReplacedNotShadowed) {
   for (const char* cost : {"null", "0", "\"x\"", "[]"}) {
     const std::string usage = std::string(R"({"input":1,"cost":)") + cost + R"(,"totalTokens":1})";
     std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
-                       message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
-                                                 R"("api":"x","provider":"p","model":"m","usage":)" +
-                                                     usage + R"(,"stopReason":"stop","timestamp":2})") +
+                       message_entry("a1", "u1",
+                                     R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
+                                     R"("api":"x","provider":"p","model":"m","usage":)" +
+                                         usage + R"(,"stopReason":"stop","timestamp":2})") +
                        "\n";
     Result r = hydrate(text);
     ASSERT_TRUE(r.ok) << cost;
@@ -272,9 +276,10 @@ TEST(Hydrate, ACostThatIsNotAnObjectIsReplacedNotShadowed) {
   // An empty usage, or one without cost, gets its cost inserted as before.
   for (const char* usage : {"{}", R"({"input":1})"}) {
     std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
-                       message_entry("a1", "u1", R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
-                                                 R"("api":"x","provider":"p","model":"m","usage":)" +
-                                                     std::string(usage) + R"(,"stopReason":"stop","timestamp":2})") +
+                       message_entry("a1", "u1",
+                                     R"({"role":"assistant","content":[{"type":"text","text":"hi"}],)"
+                                     R"("api":"x","provider":"p","model":"m","usage":)" +
+                                         std::string(usage) + R"(,"stopReason":"stop","timestamp":2})") +
                        "\n";
     Result r = hydrate(text);
     ASSERT_TRUE(r.ok) << usage;
@@ -292,7 +297,7 @@ TEST(Hydrate, ACostThatIsNotAnObjectIsReplacedNotShadowed) {
 TEST(Hydrate, ToolCallIdsAreRenamedOnlyWhereAnthropicWouldGetThemOrTheyRepeat) {
   struct Case {
     const char* api;  // nullptr: no api member
-    const char* id;  // nullptr: 70 letters
+    const char* id;   // nullptr: 70 letters
     bool renamed;
   };
   const Case cases[] = {
@@ -312,10 +317,11 @@ TEST(Hydrate, ToolCallIdsAreRenamedOnlyWhereAnthropicWouldGetThemOrTheyRepeat) {
     const std::string api = c.api ? std::string(R"("api":")") + c.api + R"(",)" : std::string();
     std::string text =
         kHeader + "\n" + user("u1", nullptr, "q") + "\n" +
-        message_entry("a1", "u1",
-                      R"({"role":"assistant","content":[{"type":"toolCall","id":")" + id +
-                          R"(","name":"bash","arguments":{}}],)" + api +
-                          R"("provider":"p","model":"m","usage":{"cost":{"total":0}},"stopReason":"toolUse","timestamp":2})") +
+        message_entry(
+            "a1", "u1",
+            R"({"role":"assistant","content":[{"type":"toolCall","id":")" + id +
+                R"(","name":"bash","arguments":{}}],)" + api +
+                R"("provider":"p","model":"m","usage":{"cost":{"total":0}},"stopReason":"toolUse","timestamp":2})") +
         "\n" + result("r1", "a1", id.c_str()) + "\n";
     Result r = hydrate(text);
     ASSERT_TRUE(r.ok) << id;
@@ -336,14 +342,15 @@ TEST(Hydrate, ToolCallIdsAreRenamedOnlyWhereAnthropicWouldGetThemOrTheyRepeat) {
   }
   // A repeated id is renamed whatever the api, and PH406 says so.
   auto responses_call = [](const char* id, const char* parent, const char* call_id) {
-    return message_entry(id, parent, std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
-                                         R"(","name":"bash","arguments":{}}],"api":"openai-responses",)"
-                                         R"("provider":"openai","model":"gpt-5","usage":{"cost":{"total":0}},)"
-                                         R"("stopReason":"toolUse","timestamp":2})");
+    return message_entry(id, parent,
+                         std::string(R"({"role":"assistant","content":[{"type":"toolCall","id":")") + call_id +
+                             R"(","name":"bash","arguments":{}}],"api":"openai-responses",)"
+                             R"("provider":"openai","model":"gpt-5","usage":{"cost":{"total":0}},)"
+                             R"("stopReason":"toolUse","timestamp":2})");
   };
-  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + responses_call("a1", "u1", "call_1|fc_1") + "\n" +
-                     result("r1", "a1", "call_1|fc_1") + "\n" + responses_call("a2", "r1", "call_1|fc_1") + "\n" +
-                     result("r2", "a2", "call_1|fc_1") + "\n";
+  std::string text = kHeader + "\n" + user("u1", nullptr, "q") + "\n" + responses_call("a1", "u1", "call_1|fc_1") +
+                     "\n" + result("r1", "a1", "call_1|fc_1") + "\n" + responses_call("a2", "r1", "call_1|fc_1") +
+                     "\n" + result("r2", "a2", "call_1|fc_1") + "\n";
   Result r = hydrate(text);
   ASSERT_TRUE(r.ok);
   ASSERT_EQ(r.lines.size(), 6u);
@@ -443,8 +450,8 @@ TEST(Hydrate, AnIdWrittenTwiceIsKeptByTheFirstAndTheSecondGetsAFreshOne) {
 }
 
 TEST(Hydrate, V1EntriesGetDeterministicIdsAndCompactionAnchor) {
-  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") + "\n" +
-                     R"({"type":"message","message":{"role":"user","content":"q1","timestamp":1}})" + "\n" +
+  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") +
+                     "\n" + R"({"type":"message","message":{"role":"user","content":"q1","timestamp":1}})" + "\n" +
                      R"({"type":"message","message":{"role":"hookMessage","content":"h","timestamp":2}})" + "\n" +
                      R"({"type":"compaction","summary":"S","firstKeptEntryIndex":2,"tokensBefore":5})" + "\n";
   Result a = hydrate(text), b = hydrate(text);
@@ -466,11 +473,12 @@ TEST(Hydrate, AnOlderV1CompactionsIndexNamesTheEntryAtThatPosition) {
     return std::string(R"({"type":"message","message":{"role":"user","content":")") + text + R"(","timestamp":1}})";
   };
   auto compaction_v1 = [](int kept) {
-    return R"({"type":"compaction","summary":"S","firstKeptEntryIndex":)" + std::to_string(kept) + R"(,"tokensBefore":5})";
+    return R"({"type":"compaction","summary":"S","firstKeptEntryIndex":)" + std::to_string(kept) +
+           R"(,"tokensBefore":5})";
   };
-  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") + "\n" +
-                     user_v1("q1") + "\n" + user_v1("q2") + "\n" + compaction_v1(2) + "\n" + user_v1("q3") + "\n" +
-                     compaction_v1(4) + "\n" + user_v1("q4") + "\n";
+  std::string text = std::string(R"({"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"})") +
+                     "\n" + user_v1("q1") + "\n" + user_v1("q2") + "\n" + compaction_v1(2) + "\n" + user_v1("q3") +
+                     "\n" + compaction_v1(4) + "\n" + user_v1("q4") + "\n";
   Result r = hydrate(text);
   ASSERT_TRUE(r.ok);
   ASSERT_EQ(r.lines.size(), 7u);
@@ -490,7 +498,6 @@ TEST(Hydrate, NoHeaderIsAnError) {
   EXPECT_TRUE(r.lines.empty());
 }
 
-
 // Of the input's long strings, those wholly inside bytes an output line
 // copied unchanged are noted where they land in the output.
 TEST(CarriedStringsTest, OnlyStringsWhollyInsideTheCopiedBytesAreCarried) {
@@ -499,8 +506,8 @@ TEST(CarriedStringsTest, OnlyStringsWhollyInsideTheCopiedBytesAreCarried) {
   input.add(2200, 1100);
   input.add(5000, 1500);
   LongStrings carried;
-  note_carried_strings(input, 90, 50, 3000, carried);    // input [90, 3090): the first only
-  note_carried_strings(input, 4000, 9000, 1200, carried);  // [4000, 5200): none, the third runs past it
+  note_carried_strings(input, 90, 50, 3000, carried);       // input [90, 3090): the first only
+  note_carried_strings(input, 4000, 9000, 1200, carried);   // [4000, 5200): none, the third runs past it
   note_carried_strings(input, 5000, 20000, 1500, carried);  // [5000, 6500): the third, to its last byte
   note_carried_strings(input, 7000, 30000, 5000, carried);  // past every string
   ASSERT_EQ(carried.size(), 2u);
@@ -525,11 +532,16 @@ TEST(CarriedStringsTest, CarriedStringsAreTheInputsAndVerifyTheSame) {
   const std::string thinking(2000, 't');
   std::string text = kHeader + "\n";
   text += user("u1", nullptr, long_text.c_str()) + "\n";
-  text += R"({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":")" +
-          thinking + R"("},{"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":")" + long_text +
-          R"("}}],"usage":{"cost":{"total":1}},"stopReason":"toolUse","timestamp":2}})" "\n";
-  text += R"({"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":")" +
-          long_text + "\\n\\\"quoted\\\"\xC3\xA9" + long_text + R"("}],"isError":false,"timestamp":3}})" "\r\n";
+  text +=
+      R"({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":")" +
+      thinking + R"("},{"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":")" + long_text +
+      R"("}}],"usage":{"cost":{"total":1}},"stopReason":"toolUse","timestamp":2}})"
+      "\n";
+  text +=
+      R"({"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":")" +
+      long_text + "\\n\\\"quoted\\\"\xC3\xA9" + long_text +
+      R"("}],"isError":false,"timestamp":3}})"
+      "\r\n";
   // Every policy carries the user's text. Dropping thinking rebuilds the
   // assistant's content (the call's text goes with it); flattening also
   // rewrites the result.
@@ -601,7 +613,6 @@ TEST(ThreadHydrate, EveryGoldenExportHydratesToNothingAProviderRejects) {
   }
   EXPECT_GT(checked, 20u);
 }
-
 
 }  // namespace
 }  // namespace pihydrate

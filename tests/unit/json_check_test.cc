@@ -38,15 +38,34 @@ bool rapidjson_accepts(const std::string& text, std::size_t max_depth) {
 }
 
 TEST(JsonCheckTest, AcceptsPlainJson) {
-  for (const char* text : {"{}", "[]", " {\"a\" : [1, -0, 0.25, true, false, null, \"x\\\"y\\\\z\\n\\u00e9\"]}\n", "\"s\"", "12",
-                           "{\"k\":{\"k\":{\"k\":[]}}}", "[\"\\/\\b\\f\\r\\t\"]"})
+  for (const char* text : {"{}", "[]", " {\"a\" : [1, -0, 0.25, true, false, null, \"x\\\"y\\\\z\\n\\u00e9\"]}\n",
+                           "\"s\"", "12", "{\"k\":{\"k\":{\"k\":[]}}}", "[\"\\/\\b\\f\\r\\t\"]"})
     EXPECT_TRUE(is_certainly_valid_json(text, 16)) << text;
 }
 
 TEST(JsonCheckTest, UnsureOfWhatOnlyRapidJsonDecides) {
-  for (const char* text : {"", " ", "{", "[1,]", "{,}", "{\"a\"}", "{\"a\":}", "[01]", "[1.]", "[-]", "[1e5]", "[\"\\ud83d\\ude00\"]",
-                           "[\"\\uDC00\"]", "[\"\\x\"]", "[\"\\u12g4\"]", "[\"tab\there\"]", "{} {}", "[tru]", "nul", "[1 2]",
-                           "{\"a\":1,}", "[\"unterminated]"})
+  for (const char* text : {"",
+                           " ",
+                           "{",
+                           "[1,]",
+                           "{,}",
+                           "{\"a\"}",
+                           "{\"a\":}",
+                           "[01]",
+                           "[1.]",
+                           "[-]",
+                           "[1e5]",
+                           "[\"\\ud83d\\ude00\"]",
+                           "[\"\\uDC00\"]",
+                           "[\"\\x\"]",
+                           "[\"\\u12g4\"]",
+                           "[\"tab\there\"]",
+                           "{} {}",
+                           "[tru]",
+                           "nul",
+                           "[1 2]",
+                           "{\"a\":1,}",
+                           "[\"unterminated]"})
     EXPECT_FALSE(is_certainly_valid_json(text, 16)) << text;
   EXPECT_FALSE(is_certainly_valid_json("[[[]]]", 2));
   EXPECT_TRUE(is_certainly_valid_json("[[]]", 2));
@@ -155,11 +174,37 @@ void for_each_block_walk(const std::function<void()>& body) {
 TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
   for_each_block_walk([] {
     std::mt19937 rng(11);
-    const std::vector<std::string> pieces = {"a", "bcdefgh", "0123456789abcdef0123456789abcdef", "\\n", "\\\"", "\\\\",
-                                             "\\u00e9", "\\uD800", "\\ud7ff", "\\u12", "\\x", "\\", "\"", "\t",
-                                           "\\t", "\\/", "\\b", "\\f", "\\r", "\\a", "\\v", "\\U",
-                                             "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xC3", "\xE2\x82", "\xED\xA0\x80",
-                                             "\xFF", "\x80", "\xC0\xAF"};
+    const std::vector<std::string> pieces = {"a",
+                                             "bcdefgh",
+                                             "0123456789abcdef0123456789abcdef",
+                                             "\\n",
+                                             "\\\"",
+                                             "\\\\",
+                                             "\\u00e9",
+                                             "\\uD800",
+                                             "\\ud7ff",
+                                             "\\u12",
+                                             "\\x",
+                                             "\\",
+                                             "\"",
+                                             "\t",
+                                             "\\t",
+                                             "\\/",
+                                             "\\b",
+                                             "\\f",
+                                             "\\r",
+                                             "\\a",
+                                             "\\v",
+                                             "\\U",
+                                             "\xC3\xA9",
+                                             "\xE2\x82\xAC",
+                                             "\xF0\x9F\x98\x80",
+                                             "\xC3",
+                                             "\xE2\x82",
+                                             "\xED\xA0\x80",
+                                             "\xFF",
+                                             "\x80",
+                                             "\xC0\xAF"};
     int closed = 0, invalid_utf8 = 0;
     for (int round = 0; round < 100000; ++round) {
       std::string text;
@@ -196,8 +241,9 @@ TEST(JsonCheckTest, StringScanMatchesTheByteByByteScan) {
 // byte-by-byte scan's.
 TEST(JsonCheckTest, Utf8SequencesAcrossBlockEdgesMatchTheByteByByteScan) {
   for_each_block_walk([] {
-    const std::vector<std::string> sequences = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xE2\x82",
-                                                "\xF0\x9F\x98", "\xED\xA0\x80", "\xC0\xAF", "\x80", "\xFF"};
+    const std::vector<std::string> sequences = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                                "\xE2\x82", "\xF0\x9F\x98", "\xED\xA0\x80",
+                                                "\xC0\xAF", "\x80",         "\xFF"};
     const std::vector<std::string> befores = {"", "\\n", "\\\\", "\\u00e9", "\xC3\xA9"};
     int closed = 0, invalid = 0;
     for (std::size_t offset = 0; offset < 200; ++offset) {
@@ -228,8 +274,8 @@ TEST(JsonCheckTest, Utf8SequencesAcrossBlockEdgesMatchTheByteByByteScan) {
 // must give what the byte-by-byte scan gives.
 TEST(JsonCheckTest, BackslashRunsAcrossBlockEdgesMatchTheByteByByteScan) {
   for_each_block_walk([] {
-    const std::vector<std::string> afters = {"\"", "n", "u00e9", "uD800", "u12", "x", "\xC3\xA9", "\t", "/",
-                                          "t", "b", "f", "r", "v", "e", "R", "N", "\x82", "\xF4"};
+    const std::vector<std::string> afters = {"\"", "n", "u00e9", "uD800", "u12", "x", "\xC3\xA9", "\t",   "/",   "t",
+                                             "b",  "f", "r",     "v",     "e",   "R", "N",        "\x82", "\xF4"};
     int closed = 0;
     for (std::size_t offset = 0; offset < 140; ++offset) {
       for (std::size_t run = 1; run <= 140; run += (run < 70 ? 1 : 7)) {
@@ -300,8 +346,7 @@ TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
     const char* scalars[] = {"7", "\"s\"", "null", "[]", "-1.5e3", "true"};
     if (rng() % 10 == 0) return std::string(scalars[rng() % 6]);  // not an object: still an element
     std::string e = "{\"id\":" + std::string(rng() % 8 == 0 ? " " : "") + "\"e" + std::to_string(i) +
-                    "\",\"data\":{\"list\":[1,{\"k\":\"" +
-                    std::string(rng() % 2 ? 300 : 20, 'x') + "\"},[2,3]]";
+                    "\",\"data\":{\"list\":[1,{\"k\":\"" + std::string(rng() % 2 ? 300 : 20, 'x') + "\"},[2,3]]";
     if (rng() % 3 == 0) e += ",\"text\":\"a },\\n{ b \\\" c" + std::string(rng() % 400, 'y') + "\"";
     return e + "}}";
   };
@@ -331,8 +376,9 @@ TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
       default: break;
     }
     const std::size_t depth = rng() % 5 == 0 ? 4 : 64;  // 4: the entries' inner lists are too deep
-    std::vector<std::size_t> guesses = {starts[rng() % starts.size()], starts[0], starts.back(),
-                                        1 + rng() % (doc.size() - 1), doc.find("[2,3]") + 1, doc.find("\\\"") };
+    std::vector<std::size_t> guesses = {
+        starts[rng() % starts.size()], starts[0],       starts.back(), 1 + rng() % (doc.size() - 1),
+        doc.find("[2,3]") + 1,         doc.find("\\\"")};
     for (std::size_t at : guesses) {
       if (at == 0 || at >= doc.size()) continue;
       LongValues one, two;
@@ -342,7 +388,8 @@ TEST(JsonCheckTest, SecondThreadGivesWhatOneThreadGives) {
       std::size_t reported = 0;
       second.progress = [&](std::size_t, std::size_t offset) { reported = std::max(reported, offset); };
       const bool alone = is_certainly_valid_json(doc, depth, one, 0, {}, SecondThread{}, nullptr, &one_elements);
-      ASSERT_EQ(is_certainly_valid_json(doc, depth, two, 0, {}, second, nullptr, &two_elements), alone) << at << "\n" << doc;
+      ASSERT_EQ(is_certainly_valid_json(doc, depth, two, 0, {}, second, nullptr, &two_elements), alone) << at << "\n"
+                                                                                                        << doc;
       if (alone) {
         EXPECT_TRUE(one == two) << at << "\n" << doc;
         auto spans = [](const std::vector<ElementSpan>& v) {

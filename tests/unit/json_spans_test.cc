@@ -90,8 +90,9 @@ TEST(JsonSpans, QuoteAndUnescapeRoundTrip) {
   EXPECT_EQ(json_string_value(R"("\ud83d\ude00")", 0), "😀");
   // The exact bytes: the short escapes, \u00XX for the other control bytes,
   // everything else (DEL, UTF-8) as it is, at either end of a run.
-  EXPECT_EQ(json_quote(std::string("\"a\\b\n\r\t\b\f\x01\x1f\x7f é\0z", 17)),
-            R"("\"a\\b\n\r\t\b\f\u0001\u001f)" "\x7f" R"( é\u0000z")");
+  EXPECT_EQ(json_quote(std::string("\"a\\b\n\r\t\b\f\x01\x1f\x7f é\0z", 17)), R"("\"a\\b\n\r\t\b\f\u0001\u001f)"
+                                                                              "\x7f"
+                                                                              R"( é\u0000z")");
   EXPECT_EQ(json_quote(""), "\"\"");
   EXPECT_EQ(json_quote("plain"), "\"plain\"");
 }
@@ -125,7 +126,8 @@ TEST(CompactJsonTest, DropsWhitespaceOutsideStringsOnly) {
 TEST(LongValuesTest, KnownEndsGiveTheSameSpans) {
   std::string big(2 * LongValues::kMinLength, 'a');
   for (std::size_t i = 0; i < big.size(); i += 50) big.replace(i, 4, "\\\\\\\"");  // \\\" : a backslash, a quote
-  const std::string doc = "{\"short\":\"s\",\"big\":\"" + big + "\",\"list\":[\"" + big + "\",{\"k\":\"" + big + "\"}],\"n\":1}";
+  const std::string doc =
+      "{\"short\":\"s\",\"big\":\"" + big + "\",\"list\":[\"" + big + "\",{\"k\":\"" + big + "\"}],\"n\":1}";
   LongValues known;
   known.index(doc);
   const auto plain = object_members(doc, 0);
@@ -168,11 +170,11 @@ TEST(LongValuesTest, LookupsInAnyOrderFindWhatASearchFinds) {
   LongValues known;
   known.index(doc);
   std::vector<std::size_t> queries;
-  for (std::size_t at : starts) queries.push_back(at);                       // front to back
+  for (std::size_t at : starts) queries.push_back(at);                         // front to back
   for (std::size_t i = starts.size(); i-- > 0;) queries.push_back(starts[i]);  // back to front
   for (int i = 0; i < 20000; ++i) {
     const std::size_t at = starts[rng() % starts.size()];
-    queries.push_back(rng() % 4 == 0 ? at + 1 : at);  // sometimes not a value's start
+    queries.push_back(rng() % 4 == 0 ? at + 1 : at);                              // sometimes not a value's start
     if (rng() % 2) queries.push_back(starts[(rng() % starts.size()) / 64 * 64]);  // a far jump
   }
   queries.push_back(0);
@@ -201,14 +203,18 @@ TEST(LongValuesTest, ContainersHoldingManyOrDeepOnesAreAllFound) {
   known.index(doc);
   std::vector<std::size_t> containers;
   for (std::size_t i = 0; i < doc.size(); ++i) {
-    if (doc[i] == '"') i = json_value_end(doc, i) - 1;  // strings hold no container
-    else if (doc[i] == '{' || doc[i] == '[') containers.push_back(i);
+    if (doc[i] == '"')
+      i = json_value_end(doc, i) - 1;  // strings hold no container
+    else if (doc[i] == '{' || doc[i] == '[')
+      containers.push_back(i);
   }
   ASSERT_EQ(containers.size(), 1u + 1 + 100 + 70 + 2);
   for (std::size_t at : containers) {
     const std::size_t end = json_value_end(doc, at);
-    if (end - at > LongValues::kMinLength) ASSERT_EQ(known.container_end_of(at), end) << at;
-    else ASSERT_EQ(known.container_end_of(at), 0u) << at;
+    if (end - at > LongValues::kMinLength)
+      ASSERT_EQ(known.container_end_of(at), end) << at;
+    else
+      ASSERT_EQ(known.container_end_of(at), 0u) << at;
   }
   EXPECT_FALSE(known.container_is_compact(0));
   EXPECT_TRUE(known.container_is_compact(doc.find("[{")));
@@ -275,7 +281,11 @@ TEST(JsonSpans, StringValuesDecodeEscapesBetweenRuns) {
   EXPECT_EQ(json_string_value(R"("\"start")", 0), "\"start");
   EXPECT_EQ(json_string_value(R"("end\\")", 0), "end\\");
   EXPECT_EQ(json_string_value(R"("\n\t\r\b\f\/\\\"")", 0), "\n\t\r\b\f/\\\"");
-  EXPECT_EQ(json_string_value(R"("a\u00e9b\ud83d\ude00c\ud800d")", 0), "a\xC3\xA9" "b\xF0\x9F\x98\x80" "c\xEF\xBF\xBD" "d");
+  EXPECT_EQ(json_string_value(R"("a\u00e9b\ud83d\ude00c\ud800d")", 0),
+            "a\xC3\xA9"
+            "b\xF0\x9F\x98\x80"
+            "c\xEF\xBF\xBD"
+            "d");
   EXPECT_EQ(json_string_value(R"("")", 0), "");
   EXPECT_EQ(json_string_value(R"("plain text, no escape")", 0), "plain text, no escape");
   const auto members = object_members(R"({"k\"ey":1,"\u0069d":2})", 0);
@@ -296,14 +306,18 @@ TEST(JsonSpans, ContainerEndsAndMembersAreWhereTheyWereBuilt) {
   };
   std::vector<Built> built;
   std::string text;
-  const std::vector<std::string> strings = {"\"\"", "\"a\"", "\"[{\"", "\"}]\"", "\"x\\\"]\"", "\"\\\\\"",
-                                            "\"" + std::string(40, '{') + "\""};
+  const std::vector<std::string> strings = {
+      "\"\"", "\"a\"", "\"[{\"", "\"}]\"", "\"x\\\"]\"", "\"\\\\\"", "\"" + std::string(40, '{') + "\""};
   std::function<void(int)> value = [&](int depth) {
     const unsigned pick = depth > 5 ? rng() % 4 : rng() % 6;
-    if (pick == 0) text += strings[rng() % strings.size()];
-    else if (pick == 1) text += std::to_string(static_cast<int>(rng() % 100000) - 50000);
-    else if (pick == 2) text += rng() % 2 ? "true" : "null";
-    else if (pick == 3) text += "-1.5e+3";
+    if (pick == 0)
+      text += strings[rng() % strings.size()];
+    else if (pick == 1)
+      text += std::to_string(static_cast<int>(rng() % 100000) - 50000);
+    else if (pick == 2)
+      text += rng() % 2 ? "true" : "null";
+    else if (pick == 3)
+      text += "-1.5e+3";
     else {
       const bool object = pick == 4;
       const std::size_t at = built.size();
@@ -392,8 +406,10 @@ TEST(JsonSpans, StringEndMatchesTheByteByByteScan) {
     text += "x\"";  // so every string ends (the x may be escaped, the quote not)
     std::size_t expected = 0;
     for (std::size_t i = 1, escaped = 0; i < text.size(); ++i) {
-      if (escaped) escaped = 0;
-      else if (text[i] == '\\') escaped = 1;
+      if (escaped)
+        escaped = 0;
+      else if (text[i] == '\\')
+        escaped = 1;
       else if (text[i] == '"') {
         expected = i + 1;
         break;

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -88,7 +88,8 @@ TEST(LineReader, EmptyInputHasNoLines) { EXPECT_TRUE(read_all("").empty()); }
 // breaks lend's contract; the reader copies what is left of it then.
 class PieceSource final : public ByteSource {
  public:
-  PieceSource(std::vector<std::string> pieces, std::vector<bool> lend) : pieces_(std::move(pieces)), lend_(std::move(lend)) {}
+  PieceSource(std::vector<std::string> pieces, std::vector<bool> lend)
+      : pieces_(std::move(pieces)), lend_(std::move(lend)) {}
   char* lend(std::size_t& size) override {
     size = 0;
     while (at_ < pieces_.size() && pieces_[at_].empty()) ++at_;

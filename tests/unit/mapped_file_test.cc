@@ -16,14 +16,14 @@
 
 #include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
@@ -60,7 +60,7 @@ TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
   // A range lets go of the whole pages inside it only: the page it starts
   // in keeps an unreported edit, one wholly inside loses it, and a page
   // holding reported bytes keeps them.
-  mapped->data()[10] = '<';           // page 0: the range starts inside it
+  mapped->data()[10] = '<';            // page 0: the range starts inside it
   mapped->data()[2 * page + 5] = '>';  // page 2: wholly inside, not reported
   mapped->release_range(1, 3 * page);
   expected[10] = '<';
@@ -72,7 +72,6 @@ TEST(MappedFileTest, ReleasedPagesReadBackAndRewrittenBytesStay) {
   std::fclose(file);
   EXPECT_EQ(MappedFile::map(-1), nullptr);  // not a file: the caller reads instead
 }
-
 
 }  // namespace
 }  // namespace pihydrate

@@ -16,14 +16,14 @@
 
 #include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>

@@ -15,13 +15,13 @@ const char* kHeader = R"({"type":"session","version":3,"id":"s1","timestamp":"20
 
 std::string msg(const char* id, const char* parent, const char* role, const char* extra = "") {
   std::string p = parent ? std::string("\"") + parent + "\"" : "null";
-  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":)" + p +
-         R"(,"message":{"role":")" + role + R"(","content":[])" + extra + "}}";
+  return std::string(R"({"type":"message","id":")") + id + R"(","parentId":)" + p + R"(,"message":{"role":")" + role +
+         R"(","content":[])" + extra + "}}";
 }
 
 TEST(PiView, LeafIsTheLastEntryAndPathFollowsParents) {
-  SessionIndex idx = index_of(std::string(kHeader) + "\n" + msg("a", nullptr, "user") + "\n" + msg("b", "a", "assistant") +
-                              "\n" + msg("c", "a", "assistant") + "\n");
+  SessionIndex idx = index_of(std::string(kHeader) + "\n" + msg("a", nullptr, "user") + "\n" +
+                              msg("b", "a", "assistant") + "\n" + msg("c", "a", "assistant") + "\n");
   PiView v = build_pi_view(idx, PiVersion::k1_5);
   ASSERT_TRUE(v.loads());
   EXPECT_EQ(v.leaf, 2);
@@ -31,8 +31,8 @@ TEST(PiView, LeafIsTheLastEntryAndPathFollowsParents) {
 }
 
 TEST(PiView, DuplicateIdsLaterWins) {
-  SessionIndex idx = index_of(std::string(kHeader) + "\n" + msg("a", nullptr, "user") + "\n" + msg("a", nullptr, "user") +
-                              "\n" + msg("z", "a", "assistant") + "\n");
+  SessionIndex idx = index_of(std::string(kHeader) + "\n" + msg("a", nullptr, "user") + "\n" +
+                              msg("a", nullptr, "user") + "\n" + msg("z", "a", "assistant") + "\n");
   PiView v = build_pi_view(idx, PiVersion::k1_5);
   EXPECT_TRUE(v.shadowed[0]);
   ASSERT_EQ(v.path.size(), 2u);
@@ -81,10 +81,11 @@ TEST(PiView, V1CompactionIndexCountsTheHeader) {
 }
 
 TEST(PiView, PairingFindsOrphanMissingAndSkipped) {
-  std::string text = std::string(kHeader) + "\n" + msg("u", nullptr, "user") + "\n" +
-                     msg("a1", "u", "assistant", R"(,"stopReason":"aborted")") + "\n" +
-                     R"({"type":"message","id":"r0","parentId":"a1","message":{"role":"toolResult","toolCallId":"t0","content":[]}})" +
-                     "\n";
+  std::string text =
+      std::string(kHeader) + "\n" + msg("u", nullptr, "user") + "\n" +
+      msg("a1", "u", "assistant", R"(,"stopReason":"aborted")") + "\n" +
+      R"({"type":"message","id":"r0","parentId":"a1","message":{"role":"toolResult","toolCallId":"t0","content":[]}})" +
+      "\n";
   // The aborted assistant has no tool call in `msg`, so its result is a plain orphan.
   SessionIndex idx = index_of(text);
   PiView v = build_pi_view(idx, PiVersion::k1_5);

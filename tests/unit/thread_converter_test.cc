@@ -18,14 +18,14 @@
 #include "common/index_summary.h"
 #include "common/recording_residency.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +41,6 @@ namespace {
 using test_support::hydrate;
 using test_support::RecordingResidency;
 using test_support::Result;
-
 
 std::string golden_thread() {
   std::ifstream in(std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/thread/example/input.json", std::ios::binary);
@@ -59,7 +58,8 @@ TEST(ThreadLinesTest, AResultsToolCallIdIsTheLastOneNamed) {
            R"("content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"usage":{"input":1,"cost":{"total":0}},)"
            R"("stopReason":"toolUse","timestamp":1}}},)"
            R"({"id":"r1","kind":"pi.tool_result","ts":"2026-11-20T14:02:12.000Z","data":{"message":{"role":"toolResult",)" +
-           call_ids + R"(,"toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":2}}},)"
+           call_ids +
+           R"(,"toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":2}}},)"
            R"({"id":"k","kind":"pi.compaction","ts":"2026-11-20T14:02:13.000Z","data":{"firstKeptRef":"r1",)"
            R"("result":{"summary":"S","tokensBefore":5}}}]})";
   };
@@ -83,11 +83,12 @@ TEST(ThreadLinesTest, AResultsToolCallIdIsTheLastOneNamed) {
 // is spelled with an escape is dropped like any other, and a tool call's
 // type so spelled still counts.
 TEST(ThreadLinesTest, AContentBlocksTypeIsReadUnescaped) {
-  std::string text = std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
-                     R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
-                     R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)"
-                     R"("content":[{"type":"t\u0065xt","text":""},{"type":"tool\u0043all","id":"c1","name":"read","arguments":{}}],)"
-                     R"("api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},"timestamp":1}}}]})";
+  std::string text =
+      std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
+      R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
+      R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)"
+      R"("content":[{"type":"t\u0065xt","text":""},{"type":"tool\u0043all","id":"c1","name":"read","arguments":{}}],)"
+      R"("api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},"timestamp":1}}}]})";
   const ConvertedThread t = convert_thread_export(text, "t.json", ThreadOptions{});
   ASSERT_TRUE(t.ok());
   // No stopReason: settled from the tool call.
@@ -110,7 +111,8 @@ TEST(ThreadLinesTest, AnAssistantsContentIsTheLastOneNamedAndItsModelIsReadWhenA
     return std::string(R"({"format":"thread-export","version":1,"thread":{"id":"t"},"entries":[)") +
            R"({"id":"u","kind":"chat","role":"user","text":"q","ts":"2026-11-20T14:02:10.000Z"},)"
            R"({"id":"a1","kind":"pi.assistant","ts":"2026-11-20T14:02:11.000Z","data":{"message":{"role":"assistant",)" +
-           contents + R"(,"api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},)"
+           contents +
+           R"(,"api":"x-api","provider":"p1","model":"m1","usage":{"input":1,"cost":{"total":0}},)"
            R"("stopReason":"stop","timestamp":1}}},)"
            R"({"id":"c","kind":"chat","role":"assistant","text":"echo-less","ts":"2026-11-20T14:02:12.000Z"}]})";
   };
@@ -156,7 +158,6 @@ TEST(ThreadResidencyTest, ConversionIsTheSameAndRewritesAreReported) {
   EXPECT_EQ(bytes.substr(residency.rewrites[0].first, 4), "FFFD");
   EXPECT_NE(std::find(residency.released.begin(), residency.released.end(), bytes.size()), residency.released.end());
 }
-
 
 }  // namespace
 }  // namespace pihydrate

@@ -17,14 +17,14 @@
 #include "common/index_summary.h"
 #include "common/recording_residency.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
@@ -71,8 +71,8 @@ TEST(ThreadDocumentTest, StringTextIsTheStringValueCopiedOnlyWhenEscaped) {
 TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
   std::string big = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"},\"entries\":[\n";
   for (int i = 0; big.size() < ThreadDocument::kSecondThreadBytes + 4096; ++i)
-    big += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" +
-           std::string(200 + i % 300, 'x') + "\"}";
+    big += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) +
+           "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" + std::string(200 + i % 300, 'x') + "\"}";
   big += "\r\n]}\n\n";
   const std::vector<std::string> documents = {
       "{\"a\":1}",
@@ -100,7 +100,8 @@ TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
       const JsonRef value{m.value_begin, m.value_end};
       if (full.kind(value) == RefKind::kArray) arrays.push_back(value);
       for (const MemberSpan& inner : full.members(value))
-        if (full.kind({inner.value_begin, inner.value_end}) == RefKind::kArray) arrays.push_back({inner.value_begin, inner.value_end});
+        if (full.kind({inner.value_begin, inner.value_end}) == RefKind::kArray)
+          arrays.push_back({inner.value_begin, inner.value_end});
     }
     for (const JsonRef& array : arrays) {
       std::string fresh_bytes = text;  // what the check found is handed over once: a fresh parse for each array
@@ -127,8 +128,8 @@ TEST(ThreadDocumentTest, OnePassPositionsAreTheFullParsesPositions) {
 TEST(ThreadDocumentTest, TheSecondThreadLetsPagesGoAStepAtATime) {
   std::string text = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"},\"entries\":[\n";
   for (int i = 0; text.size() < 4 * ThreadDocument::kSecondThreadBytes; ++i)
-    text += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" +
-            std::string(500 + i % 700, 'x') + "\"}";
+    text += std::string(i ? ",\n" : "") + "{\"id\":\"e" + std::to_string(i) +
+            "\",\"kind\":\"chat\",\"role\":\"user\",\"text\":\"" + std::string(500 + i % 700, 'x') + "\"}";
   text += "]}\n";
   RecordingResidency residency;
   ThreadDocument doc;
@@ -147,7 +148,6 @@ TEST(ThreadDocumentTest, TheSecondThreadLetsPagesGoAStepAtATime) {
   ASSERT_FALSE(residency.released.empty());
   EXPECT_EQ(residency.released.back(), text.size());  // then everything goes
 }
-
 
 }  // namespace
 }  // namespace pihydrate

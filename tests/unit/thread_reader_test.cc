@@ -55,7 +55,8 @@ void expect_same_reading(const std::string& bytes, const ThreadOptions& options,
   const ReadThread fast = read_thread_fast(bytes, "t.json", options);
   if (reference.number_too_big) return;
   if (!reference.json_valid || !fast.json_valid) {
-    if (fast.json_valid != reference.json_valid) std::ofstream("/tmp/thread-reader-mismatch.json", std::ios::binary) << bytes;
+    if (fast.json_valid != reference.json_valid)
+      std::ofstream("/tmp/thread-reader-mismatch.json", std::ios::binary) << bytes;
     ASSERT_EQ(fast.json_valid, reference.json_valid) << what << "\n" << describe(fast);
     return;
   }
@@ -75,8 +76,10 @@ TEST(ThreadReaderTest, GoldenExportsReadAsTheReferenceReadsThem) {
 TEST(ThreadReaderTest, MutatedExportsReadAsTheReferenceReadsThem) {
   const auto exports = golden_exports();
   std::mt19937 random(25);
-  const std::vector<std::string> tokens = {"\"", "{", "}", "[", "]", ",", ":", "null", "1", "-0", "1e999", "\"id\"",
-                                           "\"kind\"", "\"seq\"", "\\u0000", "\\ud800", "\"pi.chunk\"", "\"chat\"", "\n"};
+  const std::vector<std::string> tokens = {
+      "\"", "{",     "}",      "[",        "]",       ",",       ":",       "null",         "1",
+      "-0", "1e999", "\"id\"", "\"kind\"", "\"seq\"", "\\u0000", "\\ud800", "\"pi.chunk\"", "\"chat\"",
+      "\n"};
   for (int round = 0; round < 3000; ++round) {
     std::string bytes = slurp(exports[random() % exports.size()]);
     if (bytes.empty()) continue;

@@ -1,4 +1,5 @@
-// The thread spool: blocks of whole lines, runs borrowed from the export, read back and indexed as the session; carried strings.
+// The thread spool: blocks of whole lines, runs borrowed from the export, read back and indexed as the session; carried
+// strings.
 #include "pihydrate/hydrate.h"
 
 #include <unistd.h>
@@ -16,14 +17,14 @@
 
 #include "common/index_summary.h"
 #include "core/json_spans.h"
+#include "hydrate/mapped_file.h"
 #include "hydrate/page_window.h"
 #include "hydrate/plan.h"
 #include "hydrate/thread_document.h"
+#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
-#include "hydrate/mapped_file.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/validator.h"
 
 #include <gtest/gtest.h>
@@ -121,8 +122,10 @@ TEST(ThreadSpoolTest, SpooledSessionEqualsTheInMemoryOne) {
     EXPECT_EQ(t.spooled.session_bytes, t.written.size());
     EXPECT_EQ(t.written, t.memory.session) << c.name;
     EXPECT_EQ(t.spooled.origins.size(), t.memory.origins.size());
-    if (c.borrows) EXPECT_GE(borrowed, 2u) << c.name;
-    else EXPECT_EQ(borrowed, 0u) << c.name;
+    if (c.borrows)
+      EXPECT_GE(borrowed, 2u) << c.name;
+    else
+      EXPECT_EQ(borrowed, 0u) << c.name;
   }
 }
 
@@ -140,10 +143,12 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
            std::to_string(n % 10) + ".000Z\",\"data\":{\"message\":" + message + "}}";
   };
   auto result = [](int n, const std::string& content) {
-    return "{\"role\":\"toolResult\",\"toolCallId\":\"c" + std::to_string(n) + "\",\"toolName\":\"read\",\"content\":" +
-           content + ",\"isError\":false,\"timestamp\":1}";
+    return "{\"role\":\"toolResult\",\"toolCallId\":\"c" + std::to_string(n) +
+           "\",\"toolName\":\"read\",\"content\":" + content + ",\"isError\":false,\"timestamp\":1}";
   };
-  auto text_block = [](std::size_t size) { return "[{\"type\":\"text\",\"text\":\"" + std::string(size, 'x') + "\"}]"; };
+  auto text_block = [](std::size_t size) {
+    return "[{\"type\":\"text\",\"text\":\"" + std::string(size, 'x') + "\"}]";
+  };
   int cases = 0, split_before_a_line = 0, single_line_blocks = 0;
   // The first result fills the block to within `gap` bytes of the MiB; the
   // next line then ends just inside it, at it, or past it.
@@ -151,20 +156,23 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
     for (int next : {0, 1, 2, 3}) {
       const std::size_t first_text = kMiB - 400 - gap;
       std::vector<std::string> entries;
-      entries.push_back(entry(1, "pi.assistant",
-                              "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\","
-                              "\"arguments\":{}},{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"read\",\"arguments\":{}}],"
-                              "\"usage\":{\"input\":1,\"cost\":{\"total\":0}},\"stopReason\":\"toolUse\",\"timestamp\":1}"));
+      entries.push_back(
+          entry(1, "pi.assistant",
+                "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\","
+                "\"arguments\":{}},{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"read\",\"arguments\":{}}],"
+                "\"usage\":{\"input\":1,\"cost\":{\"total\":0}},\"stopReason\":\"toolUse\",\"timestamp\":1}"));
       entries.push_back(entry(2, "pi.tool_result", result(1, text_block(first_text))));
       const std::string second =
-          next == 0   ? result(2, text_block(150))                                          // small, compact
-          : next == 1 ? result(2, "\"" + std::string(180, 'y') + "\"")                      // string content: wrapped
-          : next == 2 ? result(2, text_block(kMiB + 3000))                                  // bigger than a block
-                      : "{\"role\":\"toolResult\",\"toolCallId\":\"c2\",\"toolName\":\"read\",\"content\":" +
-                            text_block(120) + "}";  // no timestamp: one is inserted
+          next == 0   ? result(2, text_block(150))                      // small, compact
+          : next == 1 ? result(2, "\"" + std::string(180, 'y') + "\"")  // string content: wrapped
+          : next == 2
+              ? result(2, text_block(kMiB + 3000))  // bigger than a block
+              : "{\"role\":\"toolResult\",\"toolCallId\":\"c2\",\"toolName\":\"read\",\"content\":" + text_block(120) +
+                    "}";  // no timestamp: one is inserted
       entries.push_back(entry(3, "pi.tool_result", second));
-      std::string original = "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\",\"createdAt\":"
-                             "\"2026-11-20T14:02:11.204Z\"},\"entries\":[";
+      std::string original =
+          "{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\",\"createdAt\":"
+          "\"2026-11-20T14:02:11.204Z\"},\"entries\":[";
       for (std::size_t k = 0; k < entries.size(); ++k) original += (k ? "," : "") + entries[k];
       original += "]}";
 
@@ -175,8 +183,10 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
           convert_in_memory_and_spooled(original, options, [&](const SpoolBlock& block, std::size_t index) {
             expect_sound_block(block, original, options.min_borrowed_run, context);
             const auto lines = std::count(block.bytes.begin(), block.bytes.end(), '\n');
-            if (lines == 1 && block.bytes.size() > kMiB) ++single_line_blocks;
-            else EXPECT_LE(block.bytes.size(), kMiB) << context << ": only a line on its own may pass the MiB";
+            if (lines == 1 && block.bytes.size() > kMiB)
+              ++single_line_blocks;
+            else
+              EXPECT_LE(block.bytes.size(), kMiB) << context << ": only a line on its own may pass the MiB";
             if (index > 0) ++split_before_a_line;
           });
       ASSERT_TRUE(t.memory.ok()) << context;
@@ -188,7 +198,7 @@ TEST(ThreadSpoolTest, BlocksHoldWholeLinesWhereverALineMeetsTheMiB) {
   }
   EXPECT_EQ(cases, 32);
   EXPECT_GT(split_before_a_line, 20);  // most cases needed a second block
-  EXPECT_GE(single_line_blocks, 8);     // every case of a line bigger than a block
+  EXPECT_GE(single_line_blocks, 8);    // every case of a line bigger than a block
 }
 
 // An export of random letters in a temporary file, and an empty spool file.
@@ -197,8 +207,9 @@ struct SpoolTestFiles {
     for (char& c : exported) c = static_cast<char>('a' + rng() % 26);
     export_file = std::tmpfile();
     spool_file = std::tmpfile();
-    written = export_file && spool_file &&
-              ::pwrite(fileno(export_file), exported.data(), exported.size(), 0) == static_cast<ssize_t>(exported.size());
+    written =
+        export_file && spool_file &&
+        ::pwrite(fileno(export_file), exported.data(), exported.size(), 0) == static_cast<ssize_t>(exported.size());
   }
   ~SpoolTestFiles() {
     if (export_file) std::fclose(export_file);
@@ -232,7 +243,7 @@ TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
         const std::size_t length = 1 + rng() % 300;
         const std::uint32_t pick = b < 5 ? 10 : rng() % 100;  // the first 2000 runs in one group, as far as a call goes
         from += pick < 2 ? (100 << 10) : pick < 4 ? 0 : rng() % 400;  // a big gap, none, or a small one
-        if (pick == 50) from = rng() % (from + 1);                       // back in the export
+        if (pick == 50) from = rng() % (from + 1);                    // back in the export
         if (from + length > exported.size()) from = 0;
         block.borrowed.push_back({block.bytes.size(), from, length});
         block.bytes.append(exported, from, length);
@@ -252,7 +263,8 @@ TEST(ThreadSpoolTest, RunsInExportOrderReadBackWhateverTheirGaps) {
   for (int i = 0; i < 200; ++i) {
     const std::uint64_t offset = rng() % session.size();
     const std::uint64_t length = rng() % (session.size() - offset + 1);
-    ASSERT_TRUE(source->read(offset, length, scratch) == std::string_view(session).substr(offset, length)) << offset << " " << length;
+    ASSERT_TRUE(source->read(offset, length, scratch) == std::string_view(session).substr(offset, length))
+        << offset << " " << length;
   }
 }
 
@@ -295,14 +307,16 @@ TEST(ThreadSpoolTest, ALayoutReadsBackAnyRangeOfTheSession) {
   }
   EXPECT_EQ(layout.session_size(), session.size());
   EXPECT_EQ(layout.stored_size(), stored);
-  EXPECT_EQ(static_cast<std::uint64_t>(::lseek(fileno(spool_file), 0, SEEK_END)), stored) << "only stored bytes are written";
+  EXPECT_EQ(static_cast<std::uint64_t>(::lseek(fileno(spool_file), 0, SEEK_END)), stored)
+      << "only stored bytes are written";
   EXPECT_GT(layout.run_count(), 20u);
   auto source = make_spool_line_source(fileno(spool_file), fileno(export_file), std::move(layout), "spool");
   std::string scratch;
   for (int i = 0; i < 3000; ++i) {
     const std::uint64_t offset = rng() % session.size();
     const std::uint64_t length = rng() % (session.size() - offset + 1);
-    ASSERT_EQ(source->read(offset, length, scratch), std::string_view(session).substr(offset, length)) << offset << " " << length;
+    ASSERT_EQ(source->read(offset, length, scratch), std::string_view(session).substr(offset, length))
+        << offset << " " << length;
   }
   EXPECT_EQ(source->read(0, session.size(), scratch), session);
   EXPECT_THROW(source->read(session.size() - 5, 10, scratch), InputShrankError);

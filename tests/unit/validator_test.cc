@@ -26,7 +26,11 @@ const std::string kGood =
     "\n";
 
 TEST(Validator, CleanFileIsLoadableAndResumable) {
-  FileReport r = run(kGood, [] { ValidateOptions o; o.level = Level::kLint; return o; }());
+  FileReport r = run(kGood, [] {
+    ValidateOptions o;
+    o.level = Level::kLint;
+    return o;
+  }());
   EXPECT_TRUE(r.loadable);
   EXPECT_TRUE(r.resumable);
   EXPECT_EQ(r.errors, 0u);
@@ -78,7 +82,8 @@ TEST(Validator, WithoutContentRulesOnlyFileAndTreeRulesReport) {
     for (const Diagnostic& d : r.diagnostics) {
       const int code = static_cast<int>(d.code);
       if ((code >= 300 && code < 500) == content)  // PH3xx payloads, PH4xx tool pairing: message rules
-        out.push_back(code_name(d.code) + " " + std::to_string(d.line) + ":" + std::to_string(d.column) + " " + d.message);
+        out.push_back(code_name(d.code) + " " + std::to_string(d.line) + ":" + std::to_string(d.column) + " " +
+                      d.message);
     }
     return out;
   };

@@ -13,11 +13,11 @@
 #include "core/json_check.h"
 #include "core/json_spans.h"
 
+#include "hydrate/thread_export.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/line_reader.h"
 #include "pihydrate/pi_view.h"
 #include "pihydrate/session_index.h"
-#include "hydrate/thread_export.h"
 
 namespace {
 
@@ -27,7 +27,9 @@ using namespace pihydrate;
 // results of code-like text. Deterministic.
 std::string make_session(int turns) {
   std::mt19937 rng(42);
-  std::string text = "{\"type\":\"session\",\"version\":3,\"id\":\"bench\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n";
+  std::string text =
+      "{\"type\":\"session\",\"version\":3,\"id\":\"bench\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/"
+      "tmp\"}\n";
   std::string code;
   for (int i = 0; i < 40; ++i) code += "\\tconst x = \\\"v\\\" + path.join(\\\"a\\\\\\\\b\\\", name); // caf\\u00e9\\n";
   int id = 0;
@@ -42,12 +44,17 @@ std::string make_session(int turns) {
   for (int t = 0; t < turns; ++t) {
     std::string a = "c" + std::to_string(t) + "a", b = "c" + std::to_string(t) + "b";
     add("{\"role\":\"user\",\"content\":\"please look at file " + std::to_string(rng() % 1000) + "\",\"timestamp\":1}");
-    add("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\"},{\"type\":\"toolCall\",\"id\":\"" + a +
-        "\",\"name\":\"read\",\"arguments\":{\"path\":\"x\"}},{\"type\":\"toolCall\",\"id\":\"" + b +
+    add("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\"},{\"type\":\"toolCall\","
+        "\"id\":\"" +
+        a + "\",\"name\":\"read\",\"arguments\":{\"path\":\"x\"}},{\"type\":\"toolCall\",\"id\":\"" + b +
         "\",\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}],\"usage\":{\"input\":1,\"cost\":{\"total\":0.1}},"
         "\"stopReason\":\"toolUse\",\"timestamp\":2}");
-    add("{\"role\":\"toolResult\",\"toolCallId\":\"" + a + "\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"" + code + "\"}],\"isError\":false,\"timestamp\":3}");
-    add("{\"role\":\"toolResult\",\"toolCallId\":\"" + b + "\",\"toolName\":\"bash\",\"content\":[{\"type\":\"text\",\"text\":\"" + code + "\"}],\"isError\":false,\"timestamp\":4}");
+    add("{\"role\":\"toolResult\",\"toolCallId\":\"" + a +
+        "\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"" + code +
+        "\"}],\"isError\":false,\"timestamp\":3}");
+    add("{\"role\":\"toolResult\",\"toolCallId\":\"" + b +
+        "\",\"toolName\":\"bash\",\"content\":[{\"type\":\"text\",\"text\":\"" + code +
+        "\"}],\"isError\":false,\"timestamp\":4}");
   }
   return text;
 }
@@ -129,14 +136,15 @@ std::string make_thread(int turns) {
     text += separator + "{\"id\":\"e" + std::to_string(n) + "\",\"kind\":\"" + kind +
             "\",\"ts\":\"2026-01-01T00:00:01.000Z\"," + body + "}";
   };
-  const std::string meta = ",\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\","
-                           "\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,"
-                           "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
+  const std::string meta =
+      ",\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\","
+      "\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,"
+      "\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}";
   for (int t = 0; t < turns; ++t) {
     std::string a = "c" + std::to_string(t) + "a";
     add("chat", "\"role\":\"user\",\"text\":\"please look at file " + std::to_string(t) + "\"");
-    add("pi.assistant", "\"data\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"" + a +
-                            "\",\"name\":\"read\",\"arguments\":{\"path\":\"x\"}}]" + meta +
+    add("pi.assistant", "\"data\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"" +
+                            a + "\",\"name\":\"read\",\"arguments\":{\"path\":\"x\"}}]" + meta +
                             ",\"stopReason\":\"toolUse\",\"timestamp\":1767225601000}}");
     add("pi.tool_result", "\"data\":{\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"" + a +
                               "\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"" + code +
