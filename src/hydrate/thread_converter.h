@@ -233,7 +233,7 @@ class ThreadConverter {
   // start at document offset `base`, with offsets relative to the message:
   // walked through the document, so tool output and images are stepped over.
   std::vector<MemberSpan> members_at(std::size_t base, std::size_t at) const;
-  // The same into `out`, reusing its memory, without the document's member cache.
+  // The same into `out`, reusing its memory.
   void members_at_into(std::size_t base, std::size_t at, std::vector<MemberSpan>& out) const;
   std::vector<ElementSpan> elements_at(std::size_t base, std::size_t at) const;
   void model_of(JsonRef message, std::string& api, std::string& provider, std::string& model);

@@ -172,7 +172,7 @@ bool ThreadDocument::parse_in_one_pass(std::string_view bytes, std::size_t max_d
 
 bool ThreadDocument::parse(std::string_view bytes, std::size_t max_depth, bool quick_only) {
   bytes_ = bytes;
-  layout_ = std::make_shared<Layout>();  // never the one a second reader of an earlier parse holds
+  layout_ = std::make_shared<Layout>();
   layout_->line_starts.assign(1, 0);
   if (quick_only) return parse_in_one_pass(bytes, max_depth);
   // A MiB at a time, so a mapped export's pages can be let go behind.

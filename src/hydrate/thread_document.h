@@ -68,8 +68,7 @@ class ThreadDocument {
   // An object's members, read once, for several lookups without rescanning.
   std::vector<MemberSpan> members(JsonRef object) const;
   // The same into `out` (emptied when `object` is not an object), reusing
-  // its memory and leaving the member cache alone: for a pass that walks
-  // every entry once.
+  // its memory: for a pass that walks every entry once.
   void members_into(JsonRef object, std::vector<MemberSpan>& out) const;
   static JsonRef find(const std::vector<MemberSpan>& members, std::string_view key);
   // `progress` (optional) is told how far a long walk has come.
@@ -110,7 +109,7 @@ class ThreadDocument {
   bool jsonl_ = false;
   JsonRef root_;
   // Where lines start, and the JSONL variant's entries: written by parse,
-  // then only read, by this reader and its second readers.
+  // then only read.
   struct Layout {
     std::vector<std::size_t> line_starts;
     std::vector<JsonRef> jsonl_entries;

@@ -1,8 +1,8 @@
 // What reading a thread export gives before any rule runs: the accepted
 // entries, in the order they are converted, with what the rules read of
 // them, and what reading reported. Two readers give it: the converter's fast
-// reader (mapped bytes, two threads, checks during the syntax check) and the
-// reference reader (RapidJSON, one thread, the contract read plainly). Tests
+// reader (mapped bytes, pages dropped behind it, plan facts taken as each
+// entry is checked) and the reference reader (RapidJSON, one thread, the contract read plainly). Tests
 // compare the two on every golden export and on mutations of them.
 #pragma once
 
