@@ -144,8 +144,7 @@ void OutputFile::start_writeback() {
 
 void OutputFile::expect_bytes(std::uint64_t bytes) {
   // Blocks reserved before the writes reach them make each write cheaper
-  // in the kernel: ext4 no longer reserves and maps them a page at a time
-  // (a 256 MiB output took 27-29 ms of system time instead of 47-53 ms).
+  // in the kernel: ext4 no longer reserves and maps them a page at a time.
   // The file's size does not change; a file system that cannot, or a disk
   // too full, leaves it to the writes, which report what goes wrong.
   if (bytes == 0) return;

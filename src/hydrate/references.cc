@@ -59,7 +59,7 @@ void resolve_references(const SessionIndex& index, const PiView& view, Plan& pla
 
   // v1 firstKeptEntryIndex names a kept position; positions grow with the
   // node, so the node at one is found by binary search (a hash map of every
-  // node took 5-6 ms of a converted thread's hydration, to look up a few).
+  // node would be built to look up a few).
   auto node_at_kept_position = [&view](std::uint32_t at) -> std::int64_t {
     const auto& positions = view.node_kept_position;
     const auto it = std::lower_bound(positions.begin(), positions.end(), at);
