@@ -1,3 +1,4 @@
+// MappedFile: a thread export mapped copy-on-write, and its pages dropped behind the converter.
 #include "hydrate/mapped_file.h"
 
 #include <sys/mman.h>
