@@ -7,6 +7,7 @@
 // thread_entries.cc reads and checks the entries, thread_plan.cc decides
 // what becomes a line, thread_lines.cc builds the lines.
 #include "hydrate/thread_converter.h"
+#include "hydrate/json_object_text.h"
 #include "hydrate/thread_reading.h"
 
 #include <algorithm>
@@ -118,8 +119,12 @@ void ThreadConverter::run() {
   ThreadOrigin thread_origin;  // the thread object
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
   if (!options_.spool) out_.session.reserve(doc_.bytes().size() + 4096);
-  emit_line("{\"type\":\"session\",\"id\":" + json_quote(out_.session_id) +
-            ",\"timestamp\":" + json_quote(out_.timestamp) + ",\"cwd\":\"/\"}");
+  emit_line(JsonObjectText()
+                .string("type", "session")
+                .string("id", out_.session_id)
+                .string("timestamp", out_.timestamp)
+                .string("cwd", "/")
+                .text());
   out_.origins.push_back(thread_origin);
   // Each phase walks the export front to back; what it touched may leave
   // memory when it ends (see ExportResidency).
@@ -140,9 +145,9 @@ void ThreadConverter::run() {
     std::string ts = last_ts_.empty() ? out_.timestamp : last_ts_;
     JsonRef title = doc_.member(thread_, "title");
     if (doc_.kind(title) == RefKind::kString && !doc_.string_value(title).empty())
-      trailer.push_back({"{\"type\":\"session_info\",\"timestamp\":" + json_quote(ts) +
-                             ",\"name\":" + std::string(doc_.raw(title)) + "}",
-                         thread_origin});
+      trailer.push_back(
+          {JsonObjectText().string("type", "session_info").string("timestamp", ts).raw("name", doc_.raw(title)).text(),
+           thread_origin});
     JsonRef model = doc_.member(thread_, "model");
     std::string provider = doc_.string_value(doc_.member(model, "provider"));
     std::string model_id = doc_.string_value(doc_.member(model, "modelId"));
@@ -151,13 +156,20 @@ void ThreadConverter::run() {
       provider = last_provider_, model_id = last_model_;
     }
     if (!provider.empty() && !model_id.empty())
-      trailer.push_back({"{\"type\":\"model_change\",\"timestamp\":" + json_quote(ts) +
-                             ",\"provider\":" + json_quote(provider) + ",\"modelId\":" + json_quote(model_id) + "}",
+      trailer.push_back({JsonObjectText()
+                             .string("type", "model_change")
+                             .string("timestamp", ts)
+                             .string("provider", provider)
+                             .string("modelId", model_id)
+                             .text(),
                          thread_origin});
     JsonRef level = doc_.member(thread_, "thinkingLevel");
     if (doc_.kind(level) == RefKind::kString)
-      trailer.push_back({"{\"type\":\"thinking_level_change\",\"timestamp\":" + json_quote(ts) +
-                             ",\"thinkingLevel\":" + std::string(doc_.raw(level)) + "}",
+      trailer.push_back({JsonObjectText()
+                             .string("type", "thinking_level_change")
+                             .string("timestamp", ts)
+                             .raw("thinkingLevel", doc_.raw(level))
+                             .text(),
                          thread_origin});
   }
 

@@ -211,6 +211,7 @@ class ThreadConverter {
                         const std::vector<std::string>& call_ids);
   void emit_tool_result(std::size_t env);
   void emit_message(std::size_t env, const ByteEdits& edits, std::string_view msg);
+  static std::string message_line(std::string_view timestamp, std::string_view message);
   std::string chat_user_line(const Envelope& e);
   std::string chat_assistant_line(const Envelope& e);
   std::string partial_line(const std::vector<std::size_t>& group);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "hydrate/json_object_text.h"
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
@@ -200,6 +201,11 @@ void ThreadConverter::emit_tool_result(std::size_t env) {
   emit_message(env, edits, msg);
 }
 
+// A message entry: {"type":"message","timestamp":…,"message":…}.
+std::string ThreadConverter::message_line(std::string_view timestamp, std::string_view message) {
+  return JsonObjectText().string("type", "message").string("timestamp", timestamp).raw("message", message).text();
+}
+
 // R3: a chat user turn; attachments become image blocks.
 std::string ThreadConverter::chat_user_line(const Envelope& e) {
   std::string text = doc_.string_value(doc_.member(e.ref(), "text"));
@@ -211,7 +217,7 @@ std::string ThreadConverter::chat_user_line(const Envelope& e) {
     content = "[";
     bool first = true;
     if (!text.empty()) {
-      content += "{\"type\":\"text\",\"text\":" + json_quote(text) + "}";
+      content += JsonObjectText().string("type", "text").string("text", text).text();
       first = false;
     }
     for (std::size_t k = 0; k < attachments.size(); ++k) {
@@ -226,16 +232,16 @@ std::string ThreadConverter::chat_user_line(const Envelope& e) {
         continue;
       }
       if (!first) content += ",";
-      content += "{\"type\":\"image\",\"data\":" + std::string(doc_.raw(data)) +
-                 ",\"mimeType\":" + std::string(doc_.raw(mime)) + "}";
+      content +=
+          JsonObjectText().string("type", "image").raw("data", doc_.raw(data)).raw("mimeType", doc_.raw(mime)).text();
       first = false;
       out_.repairs["image-attachment"]++;
     }
     content += "]";
   }
-  std::string ts = entry_timestamp(e, {});
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
-         ",\"message\":{\"role\":\"user\",\"content\":" + content + ",\"timestamp\":" + message_ms(e, {}) + "}}";
+  const std::string message =
+      JsonObjectText().string("role", "user").raw("content", content).raw("timestamp", message_ms(e, {})).text();
+  return message_line(entry_timestamp(e, {}), message);
 }
 
 // R7: a chat assistant turn that mirrors no pi.assistant becomes a text-only
@@ -259,12 +265,19 @@ std::string ThreadConverter::chat_assistant_line(const Envelope& e) {
   std::string api, provider, model;
   resume_model(api, provider, model);
   out_.repairs["chat-assistant-as-text-message"]++;
-  std::string ts = entry_timestamp(e, {});
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(ts) +
-         ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":" +
-         json_quote(doc_.string_value(doc_.member(e.ref(), "text"))) + "}],\"api\":" + json_quote(api) +
-         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsageJson +
-         ",\"stopReason\":\"stop\",\"timestamp\":" + message_ms(e, {}) + "}}";
+  const std::string text = doc_.string_value(doc_.member(e.ref(), "text"));
+  const std::string message =
+      JsonObjectText()
+          .string("role", "assistant")
+          .raw("content", "[" + JsonObjectText().string("type", "text").string("text", text).text() + "]")
+          .string("api", api)
+          .string("provider", provider)
+          .string("model", model)
+          .raw("usage", kZeroUsageJson)
+          .string("stopReason", "stop")
+          .raw("timestamp", message_ms(e, {}))
+          .text();
+  return message_line(entry_timestamp(e, {}), message);
 }
 
 // R6 --partial keep|text: rebuild an assistant message from its stream.
@@ -297,9 +310,9 @@ std::string ThreadConverter::partial_line(const std::vector<std::size_t>& group)
     if (!first) content += ",";
     first = false;
     if (block.first == "text")
-      content += "{\"type\":\"text\",\"text\":" + json_quote(block.second) + "}";
+      content += JsonObjectText().string("type", "text").string("text", block.second).text();
     else if (block.first == "thinking")
-      content += "{\"type\":\"thinking\",\"thinking\":" + json_quote(block.second) + "}";
+      content += JsonObjectText().string("type", "thinking").string("thinking", block.second).text();
     else
       content += block.second;
   }
@@ -315,12 +328,19 @@ std::string ThreadConverter::partial_line(const std::vector<std::size_t>& group)
     return {};
   }
   out_.repairs[text_only ? "partial-stream-as-text" : "partial-stream-kept-aborted"]++;
-  return "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(last, {})) +
-         ",\"message\":{\"role\":\"assistant\",\"content\":" + content + ",\"api\":" + json_quote(api) +
-         ",\"provider\":" + json_quote(provider) + ",\"model\":" + json_quote(model) + ",\"usage\":" + kZeroUsageJson +
-         (text_only ? std::string(",\"stopReason\":\"stop\"")
-                    : std::string(",\"stopReason\":\"aborted\",\"errorMessage\":\"pi-hydrate: stream interrupted\"")) +
-         ",\"timestamp\":" + ms + "}}";
+  JsonObjectText message;
+  message.string("role", "assistant")
+      .raw("content", content)
+      .string("api", api)
+      .string("provider", provider)
+      .string("model", model)
+      .raw("usage", kZeroUsageJson);
+  if (text_only)
+    message.string("stopReason", "stop");
+  else
+    message.string("stopReason", "aborted").string("errorMessage", "pi-hydrate: stream interrupted");
+  message.raw("timestamp", ms);
+  return message_line(entry_timestamp(last, {}), message.text());
 }
 
 // Appends one converted line to the session text (a pretty-printed export
@@ -438,15 +458,16 @@ std::string ThreadConverter::compaction_line(std::size_t pos, std::size_t item_p
     warn(e.path() + ".data.firstKeptRef", e.ref().begin, "names no earlier entry; falling back");
   out_.repairs[anchor.line < 0 ? std::string("compaction-self-anchored")
                                : std::string("compaction-anchored-by-") + anchor.how]++;
-  std::string line = "{\"type\":\"compaction\",\"timestamp\":" + json_quote(entry_timestamp(e, {})) +
-                     ",\"summary\":" + std::string(doc_.raw(doc_.member(result, "summary")));
-  JsonRef tokens = doc_.member(result, "tokensBefore");
-  line +=
-      ",\"tokensBefore\":" + (doc_.kind(tokens) == RefKind::kNumber ? std::string(doc_.raw(tokens)) : std::string("0"));
-  JsonRef details = doc_.member(result, "details");
-  if (details.valid()) line += ",\"details\":" + std::string(doc_.raw(details));
-  if (anchor.line >= 0) line += ",\"firstKeptEntryIndex\":" + std::to_string(anchor.line + 1);
-  return line + "}";
+  JsonObjectText line;
+  line.string("type", "compaction")
+      .string("timestamp", entry_timestamp(e, {}))
+      .raw("summary", doc_.raw(doc_.member(result, "summary")));
+  const JsonRef tokens = doc_.member(result, "tokensBefore");
+  line.raw("tokensBefore", doc_.kind(tokens) == RefKind::kNumber ? doc_.raw(tokens) : std::string_view("0"));
+  const JsonRef details = doc_.member(result, "details");
+  if (details.valid()) line.raw("details", doc_.raw(details));
+  if (anchor.line >= 0) line.raw("firstKeptEntryIndex", std::to_string(anchor.line + 1));
+  return line.text();
 }
 
 void ThreadConverter::emit_all() {
@@ -465,8 +486,7 @@ void ThreadConverter::emit_all() {
         if (replaced_by_[i] >= 0) {
           const Envelope& u = envs_[static_cast<std::size_t>(replaced_by_[i])];
           push(static_cast<std::size_t>(replaced_by_[i]),
-               "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, u.message())) +
-                   ",\"message\":" + std::string(doc_.raw(u.message())) + "}");
+               message_line(entry_timestamp(e, u.message()), doc_.raw(u.message())));
         } else {
           push(i, chat_user_line(e));
         }
@@ -477,8 +497,7 @@ void ThreadConverter::emit_all() {
         out_.repairs["dropped-system-chat"]++;
       }
     } else if (e.kind == Kind::kPiUser) {
-      push(i, "{\"type\":\"message\",\"timestamp\":" + json_quote(entry_timestamp(e, e.message())) +
-                  ",\"message\":" + std::string(doc_.raw(e.message())) + "}");
+      push(i, message_line(entry_timestamp(e, e.message()), doc_.raw(e.message())));
       items_.back().is_user_turn = true;
     } else if (e.kind == Kind::kPiAssistant) {
       // The message is copied verbatim around edits that add no whitespace;
