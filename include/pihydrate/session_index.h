@@ -12,13 +12,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/line_reader.h"
-#include "pihydrate/spool.h"
 
 namespace pihydrate {
 
@@ -309,35 +307,5 @@ SessionIndex build_session_index(ByteSource& source, std::string display_name, c
 // options.two_threads is false); the index is the one build_session_index
 // gives. Throws IoError.
 SessionIndex build_file_index(int fd, std::string display_name, const IndexOptions& options = {});
-
-// Writes a spool file and indexes it on a second thread, block by block,
-// while the caller produces the blocks: a thread export's converter keeps one
-// core busy and hands its lines over; the other core writes them to the spool
-// file and indexes them, so the index is ready when the conversion ends. The
-// index is build_session_index's of the whole session. A block's borrowed
-// runs are indexed but not written (see spool.h).
-class SpoolIndexer {
- public:
-  SpoolIndexer(int fd, std::string display_name, const IndexOptions& options = {});
-  ~SpoolIndexer();  // stops and waits for the thread; what it had is dropped
-  SpoolIndexer(const SpoolIndexer&) = delete;
-  SpoolIndexer& operator=(const SpoolIndexer&) = delete;
-
-  // Takes `block` (whole lines, '\n'-terminated) and leaves an empty one in
-  // its place, to be filled again. Waits while a few blocks are pending.
-  // Throws the IoError that stopped the writing thread, if one did.
-  void append(SpoolBlock& block);
-  // No more blocks: waits until everything is written and indexed, and
-  // returns the index. Throws IoError as append does.
-  SessionIndex finish();
-  // After finish: where the session's bytes are (for make_spool_line_source).
-  SpoolLayout take_layout();
-
- private:
-  class Source;
-  std::unique_ptr<Source> source_;
-  SessionIndex index_;
-  std::thread thread_;
-};
 
 }  // namespace pihydrate

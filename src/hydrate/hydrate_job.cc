@@ -14,6 +14,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "core/run_beside.h"
+#include "core/spool_indexer.h"
 #include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
 #include "hydrate/mapped_file.h"

@@ -15,6 +15,7 @@
 #include "common/index_summary.h"
 #include "core/json_check.h"
 #include "core/json_spans.h"
+#include "core/spool_indexer.h"
 #include "fuzz_common.h"
 #include "hydrate/mapped_file.h"
 #include "hydrate/thread_export.h"

@@ -1,5 +1,6 @@
 // EntryScanner and the session index: what one pass over a line finds, and the index on two threads.
 #include "core/entry_scanner.h"
+#include "core/spool_indexer.h"
 
 #include <gtest/gtest.h>
 

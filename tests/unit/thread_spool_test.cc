@@ -1,5 +1,6 @@
 // The thread spool: blocks of whole lines, runs borrowed from the export, read back and indexed as the session; carried
 // strings.
+#include "core/spool_indexer.h"
 #include "pihydrate/hydrate.h"
 
 #include <unistd.h>
