@@ -88,14 +88,6 @@ class LongValues {
            data_->loose == other.data_->loose;
   }
   std::size_t size() const { return data_->strings.size() + data_->containers.size(); }
-  // A reader of these values that does not own them: it sees what is added
-  // later too, on the thread that adds it (a pass that reads what it has
-  // just recorded), and must not outlive this one. Adding to it copies them.
-  LongValues unowned_view() const {
-    LongValues view;
-    view.data_ = std::shared_ptr<Storage>(std::shared_ptr<Storage>(), data_.get());  // no owner: use_count 0
-    return view;
-  }
   // Whether every string of the document was found valid UTF-8 (only the
   // quick syntax check says so; index() does not check).
   bool strings_valid_utf8() const { return data_->valid_utf8; }

@@ -199,6 +199,19 @@ ConvertedThread convert_thread_export(std::string& bytes, const std::string& fil
   return convert_thread_export(bytes.data(), bytes.size(), file, options);
 }
 
+Diagnostic thread_export_diagnostic(Severity severity, const std::string& file, std::uint64_t line,
+                                    std::uint64_t column, const std::string& path, const std::string& message) {
+  Diagnostic d;
+  d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
+  d.severity = severity;
+  d.level = Level::kLoad;
+  d.file = file;
+  d.line = line;
+  d.column = column;
+  d.message = path.empty() ? message : path + ": " + message;
+  return d;
+}
+
 namespace {
 
 // Parses the export into `doc` (lone surrogates repaired first when the
@@ -227,14 +240,10 @@ bool parse_export(char* bytes, std::size_t size, const std::string& file, Thread
     parsed = doc.parse(view, options.max_depth);
   }
   if (!parsed) {
-    Diagnostic d;
-    d.code = Code::kThreadExportInvalid;
-    d.severity = Severity::kError;
-    d.level = Level::kLoad;
-    d.file = file;
-    doc.position(doc.error_offset, d.line, d.column);
-    d.message = "not a thread export: invalid JSON (" + doc.error + ")";
-    out.diagnostics.push_back(std::move(d));
+    std::uint64_t line = 0, column = 0;
+    doc.position(doc.error_offset, line, column);
+    out.diagnostics.push_back(thread_export_diagnostic(Severity::kError, file, line, column, "",
+                                                       "not a thread export: invalid JSON (" + doc.error + ")"));
     return false;
   }
   if (any_rewritten) options.borrow_from_export = false;

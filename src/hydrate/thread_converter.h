@@ -134,18 +134,13 @@ class ThreadConverter {
     add(Severity::kWarning, path, offset, message);
   }
   void add(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
-    out_.diagnostics.push_back(diagnostic(doc_, severity, path, offset, message));
+    out_.diagnostics.push_back(diagnostic(severity, path, offset, message));
   }
-  Diagnostic diagnostic(const ThreadDocument& doc, Severity severity, const std::string& path, std::size_t offset,
+  Diagnostic diagnostic(Severity severity, const std::string& path, std::size_t offset,
                         const std::string& message) const {
-    Diagnostic d;
-    d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
-    d.severity = severity;
-    d.level = Level::kLoad;
-    d.file = file_;
-    doc.position(offset, d.line, d.column);
-    d.message = path.empty() ? message : path + ": " + message;
-    return d;
+    std::uint64_t line = 0, column = 0;
+    doc_.position(offset, line, column);
+    return thread_export_diagnostic(severity, file_, line, column, path, message);
   }
 
   // What checking one entry gives besides its envelope (see check_entry):
@@ -167,7 +162,7 @@ class ThreadConverter {
     Diagnostics diagnostics;
     // An entry's members, its payload's and its message's, refilled for
     // each entry in place: nothing allocated per entry.
-    std::vector<MemberSpan> entry_members, payload_members, message_members, usage_members;
+    std::vector<MemberSpan> entry_members, payload_members, message_members;
     std::string scratch;  // an escaped string's text (ThreadDocument::string_text)
   };
   // Fills `e` (its index and ref set), except its id, and its plan facts
@@ -181,7 +176,7 @@ class ThreadConverter {
   // A message about the entry being checked, counted in `count` (EntryCheck::before_id or after_id).
   void note(Checker& checker, std::uint32_t& count, Severity severity, const std::string& path, std::size_t offset,
             const std::string& message) const {
-    checker.diagnostics.push_back(diagnostic(doc_, severity, path, offset, message));
+    checker.diagnostics.push_back(diagnostic(severity, path, offset, message));
     ++count;
   }
   bool read_thread_header(JsonRef root);

@@ -263,12 +263,6 @@ JsonRef ThreadDocument::member(JsonRef object, std::string_view key) const {
   return {m->value_begin, m->value_end};
 }
 
-JsonRef ThreadDocument::first_member(JsonRef object, std::string_view key) const {
-  if (kind(object) != RefKind::kObject) return {};
-  const auto [begin, end] = first_member_value(bytes_, object.begin, key, &long_values_);
-  return end > begin ? JsonRef{begin, end} : JsonRef{};
-}
-
 std::vector<MemberSpan> ThreadDocument::members(JsonRef object) const {
   if (kind(object) != RefKind::kObject) return {};
   return walked_members(object.begin);

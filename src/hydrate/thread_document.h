@@ -63,8 +63,6 @@ class ThreadDocument {
   bool is_compact(JsonRef ref) const { return long_values_.container_is_compact(ref.begin); }
   const LongValues& long_values() const { return long_values_; }
   JsonRef member(JsonRef object, std::string_view key) const;  // invalid when missing
-  // The first member named `key`, walking no further (see first_member_value).
-  JsonRef first_member(JsonRef object, std::string_view key) const;
   // An object's members, read once, for several lookups without rescanning.
   std::vector<MemberSpan> members(JsonRef object) const;
   // The same into `out` (emptied when `object` is not an object), reusing

@@ -214,7 +214,7 @@ bool ThreadConverter::read_thread_header(JsonRef root) {
 }
 
 bool ThreadConverter::read_envelopes() {
-  pages_ = PageWindow(options_.residency, doc_.bytes().size(), /*shared=*/false);
+  pages_ = PageWindow(options_.residency, doc_.bytes().size());
   const JsonRef root = doc_.root();
   if (!read_thread_header(root)) return false;
   std::vector<JsonRef> entries;

@@ -90,6 +90,11 @@ struct ConvertedThread {
   bool ok() const;
 };
 
+// A message about a thread export at `line`:`column`: PH601 (an error) or
+// PH602 (a warning), "path: message" (just the message without a path).
+Diagnostic thread_export_diagnostic(Severity severity, const std::string& file, std::uint64_t line,
+                                    std::uint64_t column, const std::string& path, const std::string& message);
+
 // Converts the bytes of a thread export (JSON document or JSONL variant).
 // `file` names the input in diagnostics. `bytes` is edited in place: an
 // escaped lone UTF-16 surrogate, which JSON.parse accepts and RapidJSON does

@@ -211,16 +211,9 @@ class ReferenceReader {
 
   Diagnostic diagnostic(Severity severity, const std::string& path, std::size_t offset,
                         const std::string& message) const {
-    Diagnostic d;
-    d.code = severity == Severity::kError ? Code::kThreadExportInvalid : Code::kThreadEntrySkipped;
-    d.severity = severity;
-    d.level = Level::kLoad;
-    d.file = file_;
     const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - 1;
-    d.line = static_cast<std::uint64_t>(it - line_starts_.begin()) + 1;
-    d.column = offset - *it + 1;
-    d.message = path.empty() ? message : path + ": " + message;
-    return d;
+    return thread_export_diagnostic(severity, file_, static_cast<std::uint64_t>(it - line_starts_.begin()) + 1,
+                                    offset - *it + 1, path, message);
   }
   void report(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
     out_.diagnostics.push_back(diagnostic(severity, path, offset, message));
