@@ -13,12 +13,16 @@ namespace {
 struct Command {
   const char* name;
   const char* summary;
+  const char* example;  // for the top-level --help; null: not listed there
   int (*run)(const std::vector<std::string>&, std::istream&, std::ostream&, std::ostream&, bool own_process);
 };
 
 const Command kCommands[] = {
-    {"validate", "check session files the way pi loads them", &run_validate},
-    {"hydrate", "the same as the top-level --session form", &run_hydrate},
+    {"validate", "check session files the way pi loads them", "pi-hydrate validate --format github fixtures/",
+     &run_validate},
+    {"tree", "show the session tree pi reads: branches, labels, the leaf it resumes", "pi-hydrate tree s.jsonl",
+     &run_tree},
+    {"hydrate", "the same as the top-level --thread/--session form", nullptr, &run_hydrate},
 };
 
 constexpr const char* kVersion = "0.1.0";
@@ -26,16 +30,26 @@ constexpr const char* kVersion = "0.1.0";
 void print_usage(std::ostream& out) {
   out << "pi-hydrate " << kVersion << ": make pi sessions resume anywhere\n"
       << "\n"
-      << "Usage:\n"
-      << "  pi-hydrate --session FILE --cwd DIR -o OUT       hydrate a session for a new working directory\n"
-      << "  pi-hydrate validate FILE|DIR|- ... [options]   check session files the way pi loads them\n"
-      << "  pi-hydrate COMMAND --help                       options of one command\n"
+      << "Hydrate a thread export (the main job) or a pi session for a new working directory:\n"
+      << "  pi-hydrate --thread FILE --cwd DIR [-o OUT] [options]\n"
+      << "      pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl && pi --session s.jsonl\n"
+      << "  pi-hydrate --session FILE --cwd DIR [-o OUT] [options]\n"
+      << "      pi --session \"$(pi-hydrate --session old.jsonl --cwd \"$PWD\")\"\n"
+      << "  Without -o the session goes where pi looks ($PI_CODING_AGENT_SESSION_DIR, else\n"
+      << "  $PI_CODING_AGENT_DIR/sessions/--<cwd>--/) and its path is printed: `pi --continue` finds it.\n"
       << "\n"
-      << "Commands:\n";
-  for (const Command& c : kCommands) out << "  " << c.name << "    " << c.summary << "\n";
+      << "Other commands:\n";
+  for (const Command& c : kCommands) {
+    if (c.example == nullptr) continue;
+    out << "  " << c.name << std::string(10 - std::min<std::size_t>(9, std::string(c.name).size()), ' ') << c.summary
+        << "\n      " << c.example << "\n";
+  }
   out << "\n"
-      << "Exit codes: 0 no errors, 1 errors found in the input, 2 usage or I/O failure.\n"
-      << "Docs: docs/cli.md, docs/diagnostics.md\n";
+      << "  pi-hydrate COMMAND --help    every option of a command (pi-hydrate --session --help: hydration)\n"
+      << "  pi-hydrate --version         version and the commit it was built from\n"
+      << "\n"
+      << "Exit codes: 0 done, no errors; 1 errors found in the input (nothing written); 2 usage or I/O failure.\n"
+      << "Docs: man pi-hydrate, docs/cli.md, docs/diagnostics.md\n";
 }
 
 // Edit distance, for "did you mean".

@@ -15,6 +15,7 @@
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/output_file.h"
+#include "pihydrate/pi_paths.h"
 #include "pihydrate/pihydrate.h"
 
 namespace pihydrate {
@@ -28,11 +29,15 @@ same context, in a new working directory. The input is read exactly as pi
 reads it (skipped lines, v1/v2 migration, the last entry as leaf); what pi
 would drop is reported as a warning with its line.
 
-Exactly one output: -o FILE (or -o - for stdout), --session-dir DIR (writes
+Output: -o FILE (or -o - for stdout), --session-dir DIR (writes
 DIR/<timestamp>_<session id>.jsonl, pi's --session-dir layout) or
---agent-dir DIR (writes DIR/sessions/--<encoded cwd>--/<timestamp>_<id>.jsonl,
-where `pi --continue` run in --cwd finds it). With a directory output the
-written path is printed on stdout:  pi --session "$(pi-hydrate ...)"
+--agent-dir DIR (writes DIR/sessions/--<encoded cwd>--/<timestamp>_<id>.jsonl).
+With none of them, the session goes where pi itself looks, so that
+`pi --continue` run in --cwd resumes it: $PI_CODING_AGENT_SESSION_DIR if set,
+else "sessionDir" of pi's settings.json, else
+$PI_CODING_AGENT_DIR/sessions/--<encoded cwd>--/ (PI_CODING_AGENT_DIR
+defaults to ~/.pi/agent). Unless the output is a file, the written path is
+printed on stdout:  pi --session "$(pi-hydrate --thread t.json --cwd "$PWD")"
 
 The output is written to a temporary file next to the target, checked with
 the validator (--no-verify skips that), fsynced and renamed. Nothing is left
@@ -47,8 +52,10 @@ Exit codes: 0 written; 1 the input cannot be hydrated, or the output failed
 verification (nothing written); 2 usage or I/O failure, or a refused target.
 
 Examples:
+  pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl
   pi-hydrate --session old.jsonl --cwd /sandbox -o new.jsonl
-  pi --session "$(pi-hydrate --session old.jsonl --cwd "$PWD" --agent-dir ~/.pi/agent)"
+  cd /sandbox && pi-hydrate --thread t.json --cwd . && pi --continue
+  pi --session "$(pi-hydrate --session old.jsonl --cwd "$PWD")"
   pi-hydrate --session s.jsonl --cwd /work --label before-refactor --tools flatten -o -
 )HELP";
 
@@ -135,7 +142,7 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
 
 void add_hydrate_options(cxxopts::Options& options) {
   options.custom_help(
-      "(--thread FILE|- | --session FILE|-) --cwd DIR (-o FILE|- | --session-dir DIR | --agent-dir DIR) [options]");
+      "(--thread FILE|- | --session FILE|-) --cwd DIR [-o FILE|- | --session-dir DIR | --agent-dir DIR] [options]");
   options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
                                           cxxopts::value<std::string>())(
       "session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())(
@@ -196,7 +203,7 @@ std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& re
   request.trailer = parsed.count("no-trailer") == 0;
   if (!parsed.count("cwd")) return "--cwd DIR is required: the working directory of the new session";
   int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
-  if (outputs != 1) return "give exactly one of -o FILE, --session-dir DIR, --agent-dir DIR";
+  if (outputs > 1) return "give at most one of -o FILE, --session-dir DIR, --agent-dir DIR";
   const std::string tools = parsed["tools"].as<std::string>();
   if (tools == "pair")
     request.tools = ToolPolicy::kPair;
@@ -280,15 +287,22 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   const Input input = input_path == "-" ? Input::stream(in, "<stdin>") : Input::file(input_path);
   StreamSink stdout_sink(out);
   const bool to_stdout = parsed.count("output") && parsed["output"].as<std::string>() == "-";
-  const Output output =
-      to_stdout                ? Output::lines(stdout_sink)
-      : parsed.count("output") ? Output::file(parsed["output"].as<std::string>(), force)
-      : parsed.count("session-dir")
-          ? Output::directory(fs::absolute(parsed["session-dir"].as<std::string>()).lexically_normal().string(), force)
-          : Output::directory((fs::absolute(parsed["agent-dir"].as<std::string>()).lexically_normal() / "sessions" /
-                               encode_cwd_for_agent_dir(request.cwd))
-                                  .string(),
-                              force);
+  std::string output_dir;
+  if (parsed.count("session-dir")) {
+    output_dir = fs::absolute(parsed["session-dir"].as<std::string>()).lexically_normal().string();
+  } else if (parsed.count("agent-dir")) {
+    output_dir = (fs::absolute(parsed["agent-dir"].as<std::string>()).lexically_normal() / "sessions" /
+                  encode_cwd_for_agent_dir(request.cwd))
+                     .string();
+  } else if (!parsed.count("output")) {
+    std::string why;
+    auto pi_dir = find_pi_session_dir(request.cwd, PiEnvironment::from_process(), why);
+    if (!pi_dir) return fail_usage(err, "cannot find pi's session directory: " + why + "; give -o FILE");
+    output_dir = pi_dir->path;
+  }
+  const Output output = to_stdout                ? Output::lines(stdout_sink)
+                        : parsed.count("output") ? Output::file(parsed["output"].as<std::string>(), force)
+                                                 : Output::directory(output_dir, force);
   // The executable's own process: a temporary output is removed on
   // SIGINT/SIGTERM/SIGHUP, and an export that shrinks under its mapping is
   // reported (PH904, in the --report format) instead of crashing.

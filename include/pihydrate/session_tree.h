@@ -1,0 +1,48 @@
+// The session tree as pi reads it: every entry pi keeps, with its parent,
+// labels, what it is, and the branch pi resumes. `pi-hydrate tree` prints it;
+// its ids are the ones `--leaf` takes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pihydrate/diagnostic.h"
+#include "pihydrate/pi_view.h"
+
+namespace pihydrate {
+
+struct TreeNode {
+  std::string id;                       // the entry's id as --leaf takes it; empty when pi gives it a random one (v1)
+  std::int64_t parent = -1;             // position in SessionTree::nodes, or -1
+  bool dangling_parent = false;         // its parentId names no entry: pi makes it a root
+  std::uint64_t line = 0;               // 1-based line in the file
+  std::string kind;                     // "user", "assistant", "toolResult", "bashExecution", "compaction",
+                                        // "branch_summary", "model_change", "label", ... (the role of a message)
+  std::string text;                     // one line: the first text, the summary, the model, the level, ...
+  std::vector<std::string> tool_calls;  // tool names an assistant calls
+  std::string stop_reason;              // an assistant's, when it is "error" or "aborted"
+  std::string label;                    // pi's label for this entry (the latest label entry naming it)
+  bool on_path = false;                 // on the branch pi resumes (root to leaf)
+  bool compacted = false;               // on that branch, but the latest compaction's summary stands in for it
+};
+
+struct SessionTree {
+  std::string file;
+  PiVersion version = PiVersion::k1_5;
+  bool loads = false;
+  std::string failure;          // why pi does not load it
+  std::string session_id;       // the header's id
+  std::string cwd;              // the header's cwd
+  std::string format_version;   // "1", "2" or "3" as pi reads it (before migration)
+  bool migrated = false;        // pi migrates it to v3 on load
+  bool random_ids = false;      // v1: pi gives every entry a new random id, so --leaf cannot name one
+  std::vector<TreeNode> nodes;  // in file order
+  std::int64_t leaf = -1;       // the node pi resumes from, or -1 for an empty conversation
+  Diagnostics diagnostics;      // what pi skips or changes on load (validate --level load)
+};
+
+// Reads the file as `version` of pi does. Throws IoError when it cannot be read.
+SessionTree read_session_tree(const std::string& path, PiVersion version);
+
+}  // namespace pihydrate

@@ -1,0 +1,228 @@
+// read_session_tree: pi's view of a file, with a short description of each
+// node read back from its line.
+#include "pihydrate/session_tree.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include <rapidjson/document.h>
+
+#include "hydrate/job_files.h"
+#include "pihydrate/errors.h"
+#include "pihydrate/session_index.h"
+#include "pihydrate/validator.h"
+
+namespace pihydrate {
+namespace {
+
+constexpr std::size_t kTextBytes = 400;  // enough for any terminal line
+
+std::string read_line(int fd, const Entry& e, const std::string& path) {
+  std::string bytes(e.length, '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd, &bytes[done], bytes.size() - done, static_cast<off_t>(e.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IoError("cannot read " + path + ": " + (n < 0 ? std::strerror(errno) : "it shrank"));
+    done += static_cast<std::size_t>(n);
+  }
+  return bytes;
+}
+
+// White space runs as one space, cut to kTextBytes (at a UTF-8 boundary).
+std::string one_line(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= kTextBytes) break;
+  }
+  while (out.size() >= kTextBytes && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+  if (out.size() >= kTextBytes && !out.empty() && (static_cast<unsigned char>(out.back()) & 0x80)) out.pop_back();
+  return out;
+}
+
+std::string string_member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return "";
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsString()) return "";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+// The first non-blank text of a content string or array; tool calls are
+// listed apart, images and thinking named when there is no text.
+void describe_content(const rapidjson::Value& content, TreeNode& node) {
+  if (content.IsString()) {
+    node.text = one_line(std::string(content.GetString(), content.GetStringLength()));
+    return;
+  }
+  if (!content.IsArray()) return;
+  std::string other;
+  for (const auto& block : content.GetArray()) {
+    const std::string type = string_member(block, "type");
+    if (type == "text" && node.text.empty()) node.text = one_line(string_member(block, "text"));
+    if (type == "toolCall") node.tool_calls.push_back(string_member(block, "name"));
+    if (other.empty() && (type == "image" || type == "thinking" || type == "redacted_thinking"))
+      other = "[" + type + "]";
+  }
+  if (node.text.empty()) node.text = other;
+}
+
+void describe(const std::string& line, const Entry& e, TreeNode& node) {
+  rapidjson::Document doc;
+  doc.Parse(line.c_str(), line.size());
+  if (doc.HasParseError() || !doc.IsObject()) return;
+  switch (e.type) {
+    case EntryType::kMessage: {
+      auto message = doc.FindMember("message");
+      if (message == doc.MemberEnd() || !message->value.IsObject()) return;
+      const rapidjson::Value& m = message->value;
+      if (e.role == Role::kBashExecution) {
+        node.text = "$ " + one_line(string_member(m, "command"));
+        return;
+      }
+      if (e.role == Role::kToolResult) node.text = string_member(m, "toolName") + ": ";
+      auto content = m.FindMember("content");
+      if (content != m.MemberEnd()) {
+        TreeNode inner;
+        describe_content(content->value, inner);
+        node.text += inner.text;
+        node.tool_calls = std::move(inner.tool_calls);
+      }
+      if (e.role == Role::kBranchSummary || e.role == Role::kCompactionSummary)
+        node.text = one_line(string_member(m, "summary"));
+      if (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted)
+        node.stop_reason = string_member(m, "stopReason");
+      return;
+    }
+    case EntryType::kCompaction:
+    case EntryType::kBranchSummary: node.text = one_line(string_member(doc, "summary")); return;
+    case EntryType::kModelChange:
+      node.text = string_member(doc, "provider") + "/" + string_member(doc, "modelId");
+      return;
+    case EntryType::kThinkingLevelChange: node.text = string_member(doc, "thinkingLevel"); return;
+    case EntryType::kLabel:
+      node.text = string_member(doc, "label").empty()
+                      ? "(removes the label of " + string_member(doc, "targetId") + ")"
+                      : string_member(doc, "label") + " -> " + string_member(doc, "targetId");
+      return;
+    case EntryType::kSessionInfo: node.text = one_line(string_member(doc, "name")); return;
+    case EntryType::kCustom: node.text = string_member(doc, "customType"); return;
+    case EntryType::kCustomMessage: {
+      node.text = string_member(doc, "customType");
+      auto content = doc.FindMember("content");
+      if (content != doc.MemberEnd()) {
+        TreeNode inner;
+        describe_content(content->value, inner);
+        if (!inner.text.empty()) node.text += ": " + inner.text;
+      }
+      return;
+    }
+    default: return;
+  }
+}
+
+std::string kind_of(const Entry& e) {
+  if (e.type == EntryType::kMessage) {
+    switch (e.role) {
+      case Role::kUser: return "user";
+      case Role::kAssistant: return "assistant";
+      case Role::kToolResult: return "toolResult";
+      case Role::kBashExecution: return "bashExecution";
+      case Role::kCustom: return "custom";
+      case Role::kHookMessage: return "hookMessage";
+      case Role::kBranchSummary: return "branchSummary";
+      case Role::kCompactionSummary: return "compactionSummary";
+      case Role::kSystem: return "system";
+      default: return "message";
+    }
+  }
+  const std::string_view type = e.type_text();
+  return type.empty() ? "(no type)" : std::string(type);
+}
+
+}  // namespace
+
+SessionTree read_session_tree(const std::string& path, PiVersion version) {
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
+  const SessionIndex index = build_file_index(file.fd, path);
+  const PiView view = build_pi_view(index, version);
+
+  SessionTree tree;
+  tree.file = path;
+  tree.version = version;
+  tree.loads = view.loads();
+  tree.failure = view.failure;
+  ValidateOptions options;
+  options.level = Level::kResume;  // lines pi skips are resume-level findings
+  options.pi_version = version;
+  options.check_cwd = false;
+  options.content_rules = false;
+  tree.diagnostics = validate_index(index, view, options).diagnostics;
+  if (view.header >= 0) {
+    const Entry& header = index.entries[static_cast<std::size_t>(view.header)];
+    tree.session_id = header.id.is_string() ? std::string(header.id.text()) : "";
+    tree.cwd = header.details().cwd.is_string() ? std::string(header.details().cwd.text()) : "";
+  }
+  tree.format_version = std::isnan(view.header_version) ? "?" : std::to_string(static_cast<int>(view.header_version));
+  tree.migrated = view.migrates_v1 || view.migrates_v2;
+  tree.random_ids = view.migrates_v1;
+  if (!view.loads()) return tree;
+
+  std::unordered_map<std::string_view, std::string_view> labels;  // target id -> label
+  for (std::uint32_t node = 0; node < view.nodes.size(); ++node) {
+    const Entry& e = view.entry(index, node);
+    if (e.type != EntryType::kLabel || !e.details().target_id.is_string()) continue;
+    const Field& label = e.details().label;
+    if (label.is_string() && !label.text().empty())
+      labels[e.details().target_id.text()] = label.text();
+    else
+      labels.erase(e.details().target_id.text());
+  }
+  tree.nodes.resize(view.nodes.size());
+  for (std::uint32_t i = 0; i < view.nodes.size(); ++i) {
+    const Entry& e = view.entry(index, i);
+    TreeNode& node = tree.nodes[i];
+    if (!view.migrates_v1 && e.id.is_string()) node.id = std::string(e.id.text());
+    node.parent = view.parent[i];
+    node.dangling_parent = view.link[i] == ParentLink::kDangling;
+    node.line = e.line;
+    node.kind = kind_of(e);
+    if (!node.id.empty()) {
+      auto label = labels.find(e.id.text());
+      if (label != labels.end()) node.label = std::string(label->second);
+    }
+    describe(read_line(file.fd, e, path), e, node);
+  }
+  for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
+  if (view.compaction >= 0) {
+    // Messages before the compaction that the context leaves out.
+    std::vector<std::uint8_t> in_context(view.nodes.size(), 0);
+    for (const ContextItem& item : view.context) in_context[item.node] = 1;
+    for (std::uint32_t node : view.path) {
+      if (static_cast<std::int64_t>(node) == view.compaction) break;
+      const Entry& e = view.entry(index, node);
+      if ((e.type == EntryType::kMessage || e.type == EntryType::kCustomMessage ||
+           e.type == EntryType::kBranchSummary) &&
+          !in_context[node])
+        tree.nodes[node].compacted = true;
+    }
+  }
+  tree.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
+  return tree;
+}
+
+}  // namespace pihydrate
