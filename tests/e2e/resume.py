@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end resume: the real pi continues hydrated sessions against the strict stand-in.
 
-  resume.py --pi-dest build/pi --pi-hydrate build/pi-hydrate [--jobs 2] [--only resume|pairs]
+  resume.py --pi-dest build/pi --pi-hydrate build/pi-hydrate [--jobs 2] [--only resume|pairs|conventions]
             [--case SUBSTRING] [--keep DIR]
 
 For every successful hydrate and thread golden case and the bundled examples, it hydrates the input
@@ -20,6 +20,10 @@ openai providers and a Chat Completions provider at the stand-in (standin.py), f
 The pairs (tests/e2e/pairs.json) are raw files with the defects users hit: each raw file must fail
 as pinned there (HTTP 400 from the stand-in, or pi refusing to start), and the same file after
 `pi-hydrate --session` must resume.
+
+The conventions: examples/thread.json hydrated with no output option (PI_CODING_AGENT_DIR, a default
+~/.pi/agent, PI_CODING_AGENT_SESSION_DIR) is found by `pi --continue` run in --cwd, and
+`pi --session "$(pi-hydrate ...)"` resumes it, for both pi versions.
 
 The last line is `e2e: N passed, M failed`; exit status 0 when nothing failed.
 """
@@ -215,6 +219,69 @@ def loaded_context(world, case):
         return None, f"pi_load.mjs failed: {out.stderr[:300]}"
 
 
+# ---------------------------------------------------------------- pi's own conventions
+
+# Where the hydrated session goes when no output option is given, and how pi then finds it.
+CONVENTIONS = ("PI_CODING_AGENT_DIR + pi --continue", "~/.pi/agent + pi --continue",
+               "PI_CODING_AGENT_SESSION_DIR + pi --continue", 'pi --session "$(pi-hydrate ...)"')
+
+
+def check_convention(world, version, convention):
+    """Hydrates examples/thread.json with no output option, as a bootstrap script would, then lets pi find
+    the session its own way; returns a list of problems."""
+    box = world.sandbox("conventions")
+    workdir = os.path.join(box, "work")
+    env = dict(world.env)
+    expected_dir = os.path.join(env["PI_CODING_AGENT_DIR"], "sessions", "--" + workdir[1:].replace("/", "-") + "--")
+    if convention.startswith("~/.pi/agent"):
+        home = os.path.join(box, "home")
+        os.makedirs(os.path.join(home, ".pi"))
+        shutil.copytree(env["PI_CODING_AGENT_DIR"], os.path.join(home, ".pi", "agent"))
+        env["HOME"] = home
+        del env["PI_CODING_AGENT_DIR"]
+        expected_dir = os.path.join(home, ".pi", "agent", "sessions", "--" + workdir[1:].replace("/", "-") + "--")
+    elif convention.startswith("PI_CODING_AGENT_SESSION_DIR"):
+        env["PI_CODING_AGENT_SESSION_DIR"] = expected_dir = os.path.join(box, "flat")
+    hydrate = [world.args.pi_hydrate, "--thread", os.path.join(ROOT, "examples", "thread.json"), "--cwd", workdir]
+    token = f"[e2e {world.serial()}]"
+    prompt = f"Go on. {token}"
+    pi = [world.node, world.pi_cli(version), "--offline", "--model", MODELS["anthropic-messages"], "-p", prompt]
+    if convention.startswith("pi --session"):
+        # Literally the command the docs give, through a shell.
+        script = 'exec "$@" --session "$(' + " ".join(f"'{w}'" for w in hydrate) + ')"'
+        run = subprocess.run(["bash", "-c", script, "pi"] + pi, cwd=workdir, env=env, capture_output=True,
+                             text=True, timeout=PI_TIMEOUT, stdin=subprocess.DEVNULL)
+        written = [f for f in os.listdir(expected_dir)] if os.path.isdir(expected_dir) else []
+        session = os.path.join(expected_dir, written[0]) if len(written) == 1 else None
+    else:
+        made = subprocess.run(hydrate, cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+        if made.returncode != 0:
+            return [f"pi-hydrate exited {made.returncode}: {made.stderr[:300]}"]
+        session = made.stdout.strip()
+        if os.path.dirname(session) != expected_dir:
+            return [f"pi-hydrate wrote {session}, not into {expected_dir}"]
+        run = subprocess.run(pi + ["--continue"], cwd=workdir, env=env, capture_output=True, text=True,
+                             timeout=PI_TIMEOUT, stdin=subprocess.DEVNULL)
+    if session is None or not os.path.isfile(session):
+        return [f"no single session file in {expected_dir} (pi exited {run.returncode}: {run.stderr.strip()[:300]})"]
+    mine = [r for r in world.standin.requests() if token in json.dumps(r.get("body"))]
+    problems = []
+    if not mine or mine[-1]["status"] != 200:
+        problems.append(f"pi sent no accepted request (exit {run.returncode}): {run.stderr.strip()[:300]}")
+    elif run.returncode != 0 or DEFAULT_REPLY not in run.stdout:
+        problems.append(f"pi exited {run.returncode} without the reply: {run.stderr.strip()[:300]}")
+    else:
+        # pi resumed the hydrated conversation, not a new one: its first user text was sent.
+        with open(os.path.join(ROOT, "examples", "thread.json")) as f:
+            first_user = next(e["text"] for e in json.load(f)["entries"] if e.get("kind") == "chat" and e.get("role") == "user")
+        got = conformance.summarize(sent.conversation(mine[-1]["api"], mine[-1]["body"]))
+        if not got or first_user not in " ".join(got[0]["texts"]):
+            problems.append(f"pi did not send the hydrated conversation: first message {json.dumps(got[:1])[:300]}")
+    if not problems and not world.args.keep:
+        shutil.rmtree(box, ignore_errors=True)
+    return problems
+
+
 # ---------------------------------------------------------------- raw-versus-hydrated pairs
 
 def rehome(src, dst, workdir):
@@ -281,7 +348,7 @@ def main():
     parser.add_argument("--pi-dest", required=True, help="where tests/conformance/install_pi.sh installed node and pi")
     parser.add_argument("--pi-hydrate", required=True)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--only", choices=["resume", "pairs"])
+    parser.add_argument("--only", choices=["resume", "pairs", "conventions"])
     parser.add_argument("--case", help="only cases whose name contains this")
     parser.add_argument("--keep", metavar="DIR", help="keep every sandbox and the stand-in's records in DIR")
     args = parser.parse_args()
@@ -320,6 +387,11 @@ def main():
                     jobs.append(((version, api, case[0]), pool.submit(check_resume, world, version, api, case, loaded)))
             for (version, api, name), job in jobs:
                 tally(f"resumes accepted, pi {version}, {api}", [f"{name} (pi {version}, {api}): {p}" for p in job.result()], "resume")
+        if args.only in (None, "conventions"):
+            jobs = [((v, c), pool.submit(check_convention, world, v, c)) for v in PI_VERSIONS for c in CONVENTIONS]
+            for (version, convention), job in jobs:
+                tally("pi's session dir conventions", [f"{convention} (pi {version}): {p}" for p in job.result()],
+                      "conventions")
         if args.only in (None, "pairs"):
             with open(os.path.join(HERE, "pairs.json")) as f:
                 pairs = [p for p in json.load(f) if not args.case or args.case in p["name"]]
