@@ -127,6 +127,10 @@ struct ProcessHooks {
   // previous SIGBUS handler is restored after it is read. Unset: no handler
   // (such a SIGBUS ends the process).
   std::function<std::string(const Diagnostic&)> exit_on_shrunk_input;
+  // Called as each phase of the job starts, with its name ("reading the
+  // session", "converting the thread export", "writing the session",
+  // "verifying the output"), on the calling thread: for a progress display.
+  std::function<void(const char* phase)> on_phase;
 };
 
 // Hydrates a pi session (v1, v2 or v3). Throws IoError for what is not the

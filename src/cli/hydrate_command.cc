@@ -2,6 +2,7 @@
 // request they make, and the summary. The work, from reading the input to
 // committing the output, is the library's (hydrate_session, hydrate_thread).
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <cxxopts.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/output_file.h"
@@ -315,8 +317,13 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       return message.str();
     };
   }
+  std::atomic<const char*> phase{"starting"};
+  hooks.on_phase = [&phase](const char* name) { phase.store(name); };
+  ProgressLine progress(ProgressLine::wanted(own_process),
+                        [&phase, &input_path] { return std::string(phase.load()) + ": " + input_path; });
   const HydrateResult result =
       is_thread ? hydrate_thread(input, request, output, hooks) : hydrate_session(input, request, output, hooks);
+  progress.stop();
   if (to_stdout && result.ok) {
     out.flush();
     if (!out) throw IoError("cannot write to standard output");

@@ -10,6 +10,7 @@
 #include <cxxopts.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
@@ -97,7 +98,7 @@ void list_codes(std::ostream& out) {
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
-                 bool /*own_process: validate changes no process-wide state*/) {
+                 bool own_process) {
   cxxopts::Options options("pi-hydrate validate", "Check pi session files the way pi loads them.");
   options.custom_help("[options]");
   options.positional_help("FILE|DIR|- ...");
@@ -206,13 +207,23 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   // Files in parallel, or one big file's halves in parallel: not both.
   if (jobs > 1 && inputs.size() > 1) vo.index.two_threads = false;
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < inputs.size(); i = next++) validate_one(i);
+    for (std::size_t i = next++; i < inputs.size(); i = next++) {
+      validate_one(i);
+      ++done;
+    }
   };
+  // validate changes no process-wide state; owning the process only lets it draw progress.
+  ProgressLine progress(ProgressLine::wanted(own_process), [&done, &inputs] {
+    if (inputs.size() == 1) return "validating " + inputs[0].path;
+    return "validated " + std::to_string(done.load()) + " of " + std::to_string(inputs.size()) + " files";
+  });
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < jobs && t < inputs.size(); ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  progress.stop();
   for (Slot& slot : slots) {
     if (!slot.error.empty()) {
       err << "pi-hydrate: error: " << slot.error << "\n";

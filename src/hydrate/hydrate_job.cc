@@ -282,6 +282,10 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
   IndexOptions input_index = ho.index;
   input_index.record_long_strings = request.verify;
   Session s;
+  auto phase = [&hooks](const char* name) {
+    if (hooks.on_phase) hooks.on_phase(name);
+  };
+  phase(is_thread ? "converting the thread export" : "reading the session");
   if (is_thread) {
     if (!convert_thread(input, in, request, input_index, target, hooks, s)) {
       result.input_converted = false;
@@ -297,6 +301,7 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
   OutputFile file(target.dir, hooks.remove_output_on_signals);
   HydrateReport& report = result.report;
   bool ok;
+  phase("writing the session");
   try {
     ok = hydrate_session(s.index, *s.lines, ho, file, report);
   } catch (const InputShrankError&) {
@@ -325,6 +330,7 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
   s.lines.reset();
   if (!ok) return result;
   file.flush();
+  if (request.verify) phase("verifying the output");
   if (request.verify &&
       !verify_output(file, request, ho.index, carried, to_sink ? "<output>" : target.file, !to_sink, report))
     return result;
