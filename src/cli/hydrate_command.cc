@@ -319,7 +319,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   std::atomic<const char*> phase{"starting"};
   hooks.on_phase = [&phase](const char* name) { phase.store(name); };
-  ProgressLine progress(ProgressLine::wanted(own_process),
+  // Not while the session itself goes to the terminal.
+  ProgressLine progress(ProgressLine::wanted(own_process) && !to_stdout,
                         [&phase, &input_path] { return std::string(phase.load()) + ": " + input_path; });
   const HydrateResult result =
       is_thread ? hydrate_thread(input, request, output, hooks) : hydrate_session(input, request, output, hooks);
