@@ -6,8 +6,9 @@
 #   tools/install-deps.sh --format also clang-format (tools/format.sh)
 set -euo pipefail
 
-# python3 and npm run the conformance tests (npm installs node 22 and pi itself).
-packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3)
+# python3 and npm run the conformance tests (npm installs node 22 and pi itself);
+# git and pre-commit run the pre-commit hook's test (tests/precommit).
+packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3 git pre-commit)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang libclang-rt-14-dev)
 [ "${1:-}" = "--format" ] && packages+=(clang-format)
 missing=()
