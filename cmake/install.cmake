@@ -46,3 +46,27 @@ else()
 endif()
 configure_file(cmake/pihydrate.pc.in ${PROJECT_BINARY_DIR}/pihydrate.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pihydrate.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# `cpack -G DEB`: one package with all of the above under /usr.
+set(CPACK_PACKAGE_NAME pi-hydrate)
+set(CPACK_PACKAGE_CONTACT "pi-hydrate maintainers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "validate and hydrate sessions of the pi coding agent")
+set(CPACK_PACKAGE_DESCRIPTION "pi-hydrate checks pi session files the way pi loads them, and rebuilds
+clean linear v3 sessions from sessions and thread exports so that pi resumes them in a new
+working directory. Includes the pihydrate C++ static library, its headers, CMake package and
+pkg-config file.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_STRIP_FILES ON)
+find_program(PIHYDRATE_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(PIHYDRATE_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)    # Depends read from the binary's shared libraries
+else()
+  # Debian 12's names for what a dynamic pi-hydrate links (tools/install-deps.sh adds dpkg-dev).
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libboost-filesystem1.74.0")
+endif()
+# Building against the library needs Boost.Filesystem's development files.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libboost-filesystem-dev, pkg-config")
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git" "/build[^/]*/")
+include(CPack)
