@@ -101,6 +101,9 @@ else
   bad "man is missing (tools/install-deps.sh installs man-db)"
   : > "$work/man.txt"
 fi
+version=$("$bin" --version | cut -d' ' -f2)
+th_names_version() { grep '^\.TH ' "$man_page" | grep -qF "\"pi-hydrate $version\""; }
+check "the man page's .TH names version $version" th_names_version
 check "groff -ww finds no problem" "[ -z \"\$(groff -ww -man -Tutf8 -z '$man_page' 2>&1)\" ]"
 check "no line of the rendered page is wider than 80 columns" "[ \$(LC_ALL=C.UTF-8 wc -L < '$work/man.txt') -le 80 ]"
 for section in SYNOPSIS DESCRIPTION COMMANDS OPTIONS 'EXIT STATUS' ENVIRONMENT EXAMPLES; do
