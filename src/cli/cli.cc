@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "build_info.h"  // generated at build time: cmake/build_info.cmake
 #include "cli/commands.h"
 #include "pihydrate/errors.h"
 
@@ -25,7 +26,8 @@ const Command kCommands[] = {
     {"hydrate", "the same as the top-level --thread/--session form", nullptr, &run_hydrate},
 };
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = PIHYDRATE_VERSION;
+constexpr const char* kCommit = PIHYDRATE_COMMIT;  // short hash, "-dirty" if changed, or "unknown"
 
 void print_usage(std::ostream& out) {
   out << "pi-hydrate " << kVersion << ": make pi sessions resume anywhere\n"
@@ -84,7 +86,7 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "--version") {
-    out << "pi-hydrate " << kVersion << "\n";
+    out << "pi-hydrate " << kVersion << " (commit " << kCommit << ")\n";
     return kExitOk;
   }
   try {

@@ -1,0 +1,24 @@
+# A fully static pi-hydrate for sandboxes and bootstrap scripts
+# (docs/install.md): glibc, libstdc++, libgcc and Boost.Filesystem linked in,
+# so it runs under `env -i` on a machine with nothing installed.
+set(PIHYDRATE_STATIC_LINK_OPTIONS -static -static-libstdc++ -static-libgcc)
+
+if(PIHYDRATE_STATIC)
+  # Boost_USE_STATIC_LIBS made Boost::filesystem the archive already.
+  target_link_options(pi-hydrate PRIVATE ${PIHYDRATE_STATIC_LINK_OPTIONS})
+elseif(PIHYDRATE_BUILD_TESTS AND NOT PIHYDRATE_SANITIZE AND NOT PIHYDRATE_FUZZ)
+  # The test build proves the static link without compiling anything twice:
+  # pi-hydrate-static links pi-hydrate's own object and archives, with
+  # Boost.Filesystem's archive in place of the shared library (test
+  # static_binary).
+  find_library(PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE NAMES libboost_filesystem.a)
+  if(PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE)
+    add_executable(pi-hydrate-static $<TARGET_OBJECTS:pi_hydrate_main>)
+    add_dependencies(pi-hydrate-static pihydrate_cli pihydrate)
+    target_link_options(pi-hydrate-static PRIVATE ${PIHYDRATE_STATIC_LINK_OPTIONS})
+    target_link_libraries(pi-hydrate-static PRIVATE $<TARGET_FILE:pihydrate_cli> $<TARGET_FILE:pihydrate>
+                                                    ${PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE} Threads::Threads)
+  else()
+    message(STATUS "libboost_filesystem.a not found: pi-hydrate-static and its test are skipped")
+  endif()
+endif()
