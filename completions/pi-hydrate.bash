@@ -30,7 +30,7 @@ _pi_hydrate() {
     --max-depth --max-entries --help"
   local validate_options="--level --pi-version --no-cwd-check --process-cwd --format --linear
     --max-line-bytes --max-depth --max-entries -j --jobs --list-codes --help"
-  local tree_options="--pi-version --format --help"
+  local tree_options="--pi-version --format --width --help"
   local context_options="--pi-version --format --full --leaf --label --help"
 
   # The value of the option before the cursor.
@@ -51,7 +51,7 @@ _pi_hydrate() {
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0 ;;
     --leaf | --label | --session-id | --timestamp | --flatten-max-chars | --max-line-bytes | --max-depth | \
-      --max-entries | -j | --jobs)
+      --max-entries | -j | --jobs | --width)
       COMPREPLY=()  # free text: an id, a label, a number
       return 0 ;;
   esac

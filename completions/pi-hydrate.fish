@@ -58,6 +58,7 @@ complete -c pi-hydrate -n $validating -F
 set -l viewing "__fish_seen_subcommand_from tree context"
 complete -c pi-hydrate -n $viewing -x -a 'text json' -l format -d 'Output format'
 complete -c pi-hydrate -n $viewing -F
+complete -c pi-hydrate -n "__fish_seen_subcommand_from tree" -x -l width -d 'Cut text lines to N columns, 0 for never'
 complete -c pi-hydrate -n "__fish_seen_subcommand_from context" -l full -d 'Print texts whole'
 complete -c pi-hydrate -n "__fish_seen_subcommand_from context" -x -l leaf -d 'The context of the branch ending at this entry id'
 complete -c pi-hydrate -n "__fish_seen_subcommand_from context" -x -l label -d 'The context of the branch ending at this label'
