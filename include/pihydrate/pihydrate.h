@@ -1,5 +1,5 @@
 // The library's jobs, one call each: validate a file, hydrate a pi session,
-// hydrate a thread export. Each does what the pi-hydrate command does and
+// hydrate a thread export, show the tree pi reads (session_tree.h). Each does what the pi-hydrate command does and
 // writes the same bytes; the command is a thin shell over them
 // (docs/library.md). The lower-level headers stay available for callers who
 // want the parts.
@@ -13,6 +13,8 @@
 
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/hydrate.h"
+#include "pihydrate/pi_paths.h"      // find_pi_session_dir: where pi keeps sessions
+#include "pihydrate/session_tree.h"  // read_session_tree: the tree pi reads
 #include "pihydrate/validator.h"
 
 namespace pihydrate {
