@@ -19,6 +19,7 @@ struct Command {
 const Command kCommands[] = {
     {"validate", "check session files the way pi loads them", &run_validate},
     {"hydrate", "the same as the top-level --session form", &run_hydrate},
+    {"context", "show the conversation pi sends when it resumes a session", &run_context},
 };
 
 constexpr const char* kVersion = "0.1.0";

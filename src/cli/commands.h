@@ -17,6 +17,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
                 bool own_process);
 int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
                  bool own_process);
+int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool own_process);
 
 enum class ReportFormat { kText, kJson, kGithub };
 
