@@ -55,8 +55,11 @@ struct SentMessage {
   std::vector<SentToolCall> tool_calls;  // assistant
   SentValue tool_call_id;                // toolResult: the call it answers
   bool is_error = false;                 // toolResult: isError is true
-  std::size_t images = 0;                // image blocks
-  std::size_t thinking = 0;              // thinking blocks sent as thinking
+  // toolResult: no call of the turn before it has its id. pi-ai sends it
+  // anyway, and providers reject the request (validate: PH401, PH403, PH404).
+  bool orphan = false;
+  std::size_t images = 0;    // image blocks
+  std::size_t thinking = 0;  // thinking blocks sent as thinking
   // Thinking of another model: pi 1.5 drops it, pi 0.78 sends it as text
   // (then it is also in `texts`); empty thinking is always dropped.
   std::size_t thinking_dropped = 0;

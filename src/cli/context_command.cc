@@ -114,7 +114,7 @@ void write_text_block(const std::string& text, bool full, std::ostream& out) {
   std::string line;
   bool any = false;
   while (std::getline(lines, line)) {
-    out << "    | " << line << "\n";
+    out << (line.empty() ? "    |" : "    | ") << line << "\n";
     any = true;
   }
   if (!any) out << "    |\n";
@@ -158,6 +158,7 @@ void write_text(const std::string& file, const ResumeContext& rc, const PiView& 
       notes.push_back(plural(m.thinking_dropped, "thinking block", "thinking blocks") +
                       " dropped (another model's, or empty)");
     if (m.edited) notes.push_back("content replaced by a context_edit");
+    if (m.orphan) notes.push_back("no call of the turn before it has this id: providers reject the request");
     for (const std::string& n : notes) out << "    (" << n << ")\n";
   }
   if (!rc.dropped.empty()) {
@@ -271,6 +272,8 @@ void write_json(const std::string& file, const ResumeContext& rc, const PiView& 
       w.Null();
     w.Key("isError");
     w.Bool(m.is_error);
+    w.Key("orphan");
+    w.Bool(m.orphan);
     w.Key("images");
     w.Uint64(m.images);
     w.Key("thinking");
@@ -457,7 +460,7 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   } else if (!rc.loads) {
     for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
     out << name << ": NOT loadable by pi " << pi_version_name(*version) << ": nothing is sent\n";
-  } else {
+  } else if (rc.request_error.empty()) {
     write_text(name, rc, view, index, full, out);
   }
   if (!rc.loads) return kExitFindings;

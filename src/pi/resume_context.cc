@@ -696,6 +696,9 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
     } else if (m.role == "toolResult") {
       s.tool_call_id = sent_value(member(m.message, "toolCallId"));
       s.is_error = member(m.message, "isError") && member(m.message, "isError")->IsTrue();
+      bool called = false;
+      for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
+      s.orphan = !called;
       answered.push_back(s.tool_call_id);
       out.push_back(std::move(s));
     } else if (m.role == "system") {
