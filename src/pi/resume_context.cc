@@ -266,7 +266,7 @@ struct Builder {
     if (!d) {
       d = std::make_unique<rapidjson::Document>();
       const std::string text = decoded_as_node(line_text(entry(node)));
-      d->Parse(text.c_str(), text.size());
+      d->Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
       if (d->HasParseError()) d->SetNull();  // the view kept it, so it parsed; a changed file reads as nothing
     }
     return *d;
