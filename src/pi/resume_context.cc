@@ -427,7 +427,6 @@ void Builder::build() {
           llm.push_back(s);
         } else if (is_string(role, "user") || is_string(role, "toolResult") || is_string(role, "assistant")) {
           s.role = role->GetString();
-          if (s.role == "assistant") agent_assistants.push_back(-1);  // not a path entry: no api source
           llm.push_back(s);
         } else {
           drop(node, "compaction systemMessage", DropReason::kUnknownRole);
@@ -538,10 +537,7 @@ void Builder::build() {
     llm.push_back(std::move(m));
   }
 
-  std::vector<std::int64_t> with_api;
-  for (std::int64_t n : agent_assistants)
-    if (n >= 0) with_api.push_back(n);
-  choose_model(with_api);
+  choose_model(agent_assistants);
   convert(llm);
   std::stable_sort(rc.dropped.begin(), rc.dropped.end(),
                    [](const DroppedEntry& a, const DroppedEntry& b) { return a.line < b.line; });
