@@ -1,5 +1,6 @@
 // The library's jobs, one call each: validate a file, hydrate a pi session,
-// hydrate a thread export, show the tree pi reads (session_tree.h). Each does what the pi-hydrate command does and
+// hydrate a thread export, show the tree pi reads (session_tree.h) and the
+// conversation it sends when it resumes (context.h). Each does what the pi-hydrate command does and
 // writes the same bytes; the command is a thin shell over them
 // (docs/library.md). The lower-level headers stay available for callers who
 // want the parts.
@@ -11,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "pihydrate/context.h"  // build_resume_context: what pi sends when it resumes
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/pi_paths.h"      // find_pi_session_dir: where pi keeps sessions

@@ -23,6 +23,8 @@ const Command kCommands[] = {
      &run_validate},
     {"tree", "show the session tree pi reads: branches, labels, the leaf it resumes", "pi-hydrate tree s.jsonl",
      &run_tree},
+    {"context", "show the conversation pi sends when it resumes a session", "pi-hydrate context --full s.jsonl",
+     &run_context},
     {"hydrate", "the same as the top-level --thread/--session form", nullptr, &run_hydrate},
 };
 

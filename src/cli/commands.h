@@ -19,6 +19,8 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
                  bool own_process);
 int run_tree(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
              bool own_process);
+int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool own_process);
 
 enum class ReportFormat { kText, kJson, kGithub };
 

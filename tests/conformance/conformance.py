@@ -4,13 +4,15 @@
   conformance.py --pi-dest build/pi --pi-hydrate build/pi-hydrate [--update] [--jobs 2] [--only PART]
 
 Parts (docs/conformance.md says what each compares):
-  validate   our `loadable` verdict vs pi's, per pi version, for every validate golden input and the
-             real fixtures in ../shared/fixtures/pi-real
+  validate   our `loadable` verdict vs pi's, per pi version, for every validate (and context) golden
+             input and the real fixtures in ../shared/fixtures/pi-real
   hydrate    every successful hydrate/thread golden case: pi loads the output, pi's context equals the
              pinned context in tests/conformance/expected/ (--update rewrites them: review the diff),
              and for session inputs it equals pi's context of the input modulo the documented repairs
   roundtrip  hydrating a hydrated file changes nothing; --prune-compacted keeps pi's context
   rpc        the real CLI (pi --offline --mode rpc) gives the same context for a few outputs
+Wherever validate and hydrate load a file with pi, `pi-hydrate context --format json --full` is compared
+with pi's request (pi_load's `llm`) for the same pi version: roles, texts and tool call ids.
 
 Exit status 0 when every comparison agrees; a failure names the case and the first difference.
 """
@@ -98,14 +100,17 @@ def expected_exit(case):
 # ---------------------------------------------------------------- validate verdicts
 
 def validate_inputs():
-    """(case, input path, process cwd, no_cwd_check) for every validate golden case with one file input."""
+    """(case, input path, process cwd, no_cwd_check) for every validate and context golden case with one
+    file input (context cases on pi's own leaf)."""
     seen = {}
-    for case in case_dirs("validate"):
+    for case in case_dirs("validate") + case_dirs("context"):
         words = read_cmd(case)[1:]
-        if not words or words[0] != "validate":
+        if not words or words[0] not in ("validate", "context"):
             continue
         words = words[1:]
         if any(w.startswith("--max-") for w in words) or "<" in words or "--help" in words or "--list-codes" in words:
+            continue
+        if "--leaf" in words or "--label" in words:
             continue
         files, flags, i = [], {}, 0
         while i < len(words):
@@ -148,8 +153,40 @@ def check_validate(run, item):
         pi_loads = bool(pi["loaded"]) and not pi["replacedWithFreshSession"]
         if no_cwd_check and pi["cwdMissing"] and pi["context"] is not None:
             pi_loads = not pi["replacedWithFreshSession"]  # only the cwd stopped it
-        results.append((version, report["loadable"], pi_loads, pi["error"]))
+        results.append((version, report["loadable"], pi_loads, pi["error"], check_context(run, version, path, cwd, pi)))
     return case, results
+
+
+# ---------------------------------------------------------------- context
+
+def pi_sends(pi):
+    """Whether pi loads the file as `context` reads it: the header cwd is not checked."""
+    if pi["replacedWithFreshSession"]:
+        return False
+    return bool(pi["loaded"]) or (pi["cwdMissing"] and pi["context"] is not None)
+
+
+def our_request(report):
+    """`pi-hydrate context --format json` messages in pi_load's summary shape."""
+    return [{"role": m["role"], "texts": m["texts"], "toolCallIds": [c["id"] for c in m["toolCalls"]],
+             "toolResultId": m["toolCallId"]} for m in report["messages"]]
+
+
+def check_context(run, version, path, cwd, pi):
+    """None when `pi-hydrate context` shows what pi sends (pi_load's `llm`), else the first difference."""
+    r = run.hydrate(["context", "--format", "json", "--full", "--pi-version", version, path], cwd)
+    if r.returncode == 2:
+        return f"context exited 2: {r.stderr.decode()[:300]}"
+    ours = json.loads(r.stdout)
+    if not pi_sends(pi):
+        return None if r.returncode == 1 and not ours["loadable"] else \
+            f"pi does not load the file ({pi['error']}), context exited {r.returncode}"
+    if pi["llm"] is None:
+        return None if r.returncode == 1 and ours["requestError"] else \
+            f"pi-ai throws ({pi['llmError']}), context exited {r.returncode}"
+    if r.returncode != 0:
+        return f"pi sends {len(pi['llm'])} messages, context exited {r.returncode}: {r.stdout.decode()[:300]}"
+    return first_difference({"llm": pi["llm"]}, {"llm": our_request(ours)})
 
 
 # ---------------------------------------------------------------- hydrate outputs
@@ -290,6 +327,10 @@ def check_hydrate(run, item):
         views = {}
         for version in VERSIONS:
             pi = run.pi_load(version, out, "/tmp")
+            context_problem = check_context(run, version, out, "/tmp", pi)
+            run.count(f"context agrees with pi {version}", context_problem is None)
+            if context_problem:
+                run.fail("context", name, f"pi {version}: {context_problem}")
             if not pi["loaded"]:
                 problems.append(f"pi {version} does not load the output: {pi['error']}")
             views[version] = pi_view(pi)
@@ -382,7 +423,10 @@ def main():
 
     if args.only in (None, "validate"):
         for case, results in pool.map(lambda it: check_validate(run, it), validate_inputs()):
-            for version, ours, pis, error in results:
+            for version, ours, pis, error, context_problem in results:
+                run.count(f"context agrees with pi {version}", context_problem is None)
+                if context_problem:
+                    run.fail("context", case, f"pi {version}: {context_problem}")
                 ok = ours == pis
                 run.count(f"validate agrees with pi {version}", ok)
                 if not ok:

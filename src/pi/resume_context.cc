@@ -1,0 +1,723 @@
+// The request pi builds when a session resumes, message by message: pi's
+// buildSessionContext (via the pi view), then convertToLlm
+// (pi-coding-agent's core/messages.js) and pi-ai's transformMessages, each
+// replayed on the lines of the path as JavaScript reads them.
+#include "pihydrate/context.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "core/utf8.h"
+
+namespace pihydrate {
+
+const char* sent_source_name(SentSource source) {
+  switch (source) {
+    case SentSource::kMessage: return "message";
+    case SentSource::kCustomMessage: return "custom_message";
+    case SentSource::kBranchSummary: return "branch_summary";
+    case SentSource::kCompactionSummary: return "compaction_summary";
+    case SentSource::kCompactionSystemMessage: return "compaction_system_message";
+    case SentSource::kBashExecution: return "bash_execution";
+    case SentSource::kSynthesized: return "synthesized";
+  }
+  return "message";
+}
+
+const char* drop_reason_name(DropReason reason) {
+  switch (reason) {
+    case DropReason::kBeforeFirstKept: return "before-first-kept";
+    case DropReason::kEmptyBranchSummary: return "empty-branch-summary";
+    case DropReason::kBashExcluded: return "bash-excluded";
+    case DropReason::kUnknownRole: return "unknown-role";
+    case DropReason::kSystemRole: return "system-role";
+    case DropReason::kSystemBeforeCompaction: return "system-before-compaction";
+    case DropReason::kContextEditRemoved: return "context-edit-removed";
+    case DropReason::kErrorAssistant: return "error-assistant";
+    case DropReason::kAbortedAssistant: return "aborted-assistant";
+  }
+  return "unknown-role";
+}
+
+namespace {
+
+using Value = rapidjson::Value;
+
+// The pi texts convertToLlm wraps summaries in (core/messages.js).
+constexpr const char* kCompactionPrefix =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+constexpr const char* kCompactionSuffix = "\n</summary>";
+constexpr const char* kBranchPrefix =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+constexpr const char* kBranchSuffix = "</summary>";
+constexpr const char* kNoResult = "No result provided";
+
+// The line as node's UTF-8 decoder gives it to JSON.parse: each maximal
+// invalid subpart becomes U+FFFD.
+std::string decoded_as_node(std::string line) {
+  if (find_invalid_utf8(line) == kUtf8Valid) return line;
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(line.data());
+  const std::size_t n = line.size();
+  for (std::size_t i = 0; i < n;) {
+    if (p[i] < 0x80) {
+      out += static_cast<char>(p[i++]);
+      continue;
+    }
+    if (std::size_t len = utf8_sequence_length(p + i, n - i)) {
+      out.append(line, i, len);
+      i += len;
+      continue;
+    }
+    // How far a valid sequence's prefix runs: all of it becomes one U+FFFD.
+    const unsigned char c = p[i];
+    std::size_t need = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c == 0xE0)
+      need = 2, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEF)
+      need = 2, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c == 0xF0)
+      need = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      need = 3;
+    else if (c == 0xF4)
+      need = 3, hi = 0x8F;
+    std::size_t j = i + 1;
+    if (need && j < n && p[j] >= lo && p[j] <= hi) {
+      ++j;
+      while (j < n && j < i + 1 + need && (p[j] & 0xC0) == 0x80) ++j;
+    }
+    out += "\xEF\xBF\xBD";
+    i = j;
+  }
+  return out;
+}
+
+// A member as JSON.parse leaves it: the last of duplicate keys wins.
+const Value* member(const Value* object, const char* name) {
+  if (!object || !object->IsObject()) return nullptr;
+  const Value* found = nullptr;
+  for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
+    if (it->name.GetStringLength() == std::strlen(name) && std::strcmp(it->name.GetString(), name) == 0)
+      found = &it->value;
+  }
+  return found;
+}
+
+bool is_nullish(const Value* v) { return !v || v->IsNull(); }
+
+bool truthy(const Value* v) {
+  if (!v || v->IsNull() || v->IsFalse()) return false;
+  if (v->IsString()) return v->GetStringLength() > 0;
+  if (v->IsNumber()) return v->GetDouble() != 0.0 && !std::isnan(v->GetDouble());
+  return true;
+}
+
+bool is_string(const Value* v, const char* text) {
+  return v && v->IsString() && std::string_view(v->GetString(), v->GetStringLength()) == text;
+}
+
+std::string json_text(const Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// Number to string the way JavaScript prints it (shortest round trip).
+std::string js_number(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (d == 0) return "0";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  char buf[40];
+  int precision = 1;
+  for (; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision - 1, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  // buf is d.ddde[+-]XX: digits and a decimal exponent.
+  std::string s(buf);
+  const bool negative = s[0] == '-';
+  if (negative) s.erase(0, 1);
+  const std::size_t e = s.find('e');
+  const int exponent = std::atoi(s.c_str() + e + 1);
+  std::string digits = s.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int k = static_cast<int>(digits.size()), n = exponent + 1;
+  std::string out;
+  if (k <= n && n <= 21) {
+    out = digits + std::string(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out = digits.substr(0, static_cast<std::size_t>(n)) + "." + digits.substr(static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out = "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
+  } else {
+    out = digits.substr(0, 1);
+    if (k > 1) out += "." + digits.substr(1);
+    out += (n - 1 >= 0 ? "e+" : "e-") + std::to_string(std::abs(n - 1));
+  }
+  return negative ? "-" + out : out;
+}
+
+// String(v), as a template literal or `+` shows a value.
+std::string js_string(const Value* v) {
+  if (!v) return "undefined";
+  if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  if (v->IsNull()) return "null";
+  if (v->IsBool()) return v->IsTrue() ? "true" : "false";
+  if (v->IsNumber()) return js_number(v->GetDouble());
+  if (v->IsArray()) {
+    std::string out;
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      if (i) out += ',';
+      if (!(*v)[i].IsNull()) out += js_string(&(*v)[i]);
+    }
+    return out;
+  }
+  return "[object Object]";
+}
+
+// `text.trim() === ""`.
+bool is_js_blank(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = p[i];
+    std::size_t len = 1;
+    if (cp >= 0x80) {
+      len = utf8_sequence_length(p + i, text.size() - i);
+      if (!len) return false;
+      cp = len == 2 ? (cp & 0x1F) : len == 3 ? (cp & 0x0F) : (cp & 0x07);
+      for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (!is_js_space(cp)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// A value as SentValue: a string's text, or the JSON text of the rest.
+SentValue sent_value(const Value* v) {
+  SentValue out;
+  if (!v) return out;
+  if (v->IsString()) {
+    out.kind = JsonKind::kString;
+    out.text.assign(v->GetString(), v->GetStringLength());
+    return out;
+  }
+  out.kind = v->IsNull()     ? JsonKind::kNull
+             : v->IsFalse()  ? JsonKind::kFalse
+             : v->IsTrue()   ? JsonKind::kTrue
+             : v->IsNumber() ? JsonKind::kNumber
+             : v->IsArray()  ? JsonKind::kArray
+                             : JsonKind::kObject;
+  out.text = v->IsNumber() ? js_number(v->GetDouble()) : json_text(*v);
+  return out;
+}
+
+// JavaScript's === on two JSON values: objects and arrays are never the same one.
+bool js_same(const SentValue& a, const SentValue& b) {
+  return a == b && a.kind != JsonKind::kArray && a.kind != JsonKind::kObject;
+}
+
+// A message between convertToLlm and the request.
+struct LlmMessage {
+  std::string role;
+  SentSource source = SentSource::kMessage;
+  std::int64_t node = -1;
+  const Value* message = nullptr;  // the message object (assistant fields, toolCallId, isError)
+  const Value* content = nullptr;  // nullptr: undefined
+  bool wrapped = false;            // content is the single text `wrapped_text`
+  std::string wrapped_text;
+  bool edited = false;
+};
+
+struct Builder {
+  const SessionIndex& index;
+  const PiView& view;
+  const LineText& line_text;
+  ResumeContext rc;
+  std::vector<std::unique_ptr<rapidjson::Document>> docs;  // per node, parsed on demand
+  std::vector<std::unique_ptr<Value>> made;                // values pi builds (1.5's `[]`, replacement texts)
+  rapidjson::Document::AllocatorType* allocator = nullptr;
+  rapidjson::Document scratch;
+  const bool is_1_5;
+
+  Builder(const SessionIndex& i, const PiView& v, const LineText& t)
+      : index(i), view(v), line_text(t), docs(v.nodes.size()), is_1_5(v.version == PiVersion::k1_5) {
+    allocator = &scratch.GetAllocator();
+  }
+
+  const Entry& entry(std::int64_t node) const { return view.entry(index, static_cast<std::uint32_t>(node)); }
+
+  const Value& doc(std::int64_t node) {
+    auto& d = docs[static_cast<std::size_t>(node)];
+    if (!d) {
+      d = std::make_unique<rapidjson::Document>();
+      const std::string text = decoded_as_node(line_text(entry(node)));
+      d->Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+      if (d->HasParseError()) d->SetNull();  // the view kept it, so it parsed; a changed file reads as nothing
+    }
+    return *d;
+  }
+
+  const Value* empty_array() {
+    made.push_back(std::make_unique<Value>(rapidjson::kArrayType));
+    return made.back().get();
+  }
+
+  void drop(std::int64_t node, std::string what, DropReason reason, std::uint64_t by_line = 0) {
+    DroppedEntry d;
+    d.line = entry(node).line;
+    d.entry_id = sent_value(member(&doc(node), "id"));
+    d.what = std::move(what);
+    d.reason = reason;
+    d.by_line = by_line;
+    rc.dropped.push_back(std::move(d));
+  }
+
+  std::string message_what(const Value* message) {
+    const Value* role = member(message, "role");
+    if (role && role->IsString()) return "message (" + std::string(role->GetString(), role->GetStringLength()) + ")";
+    return "message";
+  }
+
+  // getSessionContextSettings over the path, and pi_load's api choice.
+  void choose_model(const std::vector<std::int64_t>& agent_assistants) {
+    const Value* provider = nullptr;
+    const Value* model_id = nullptr;
+    bool any = false;
+    for (std::uint32_t node : view.path) {
+      const Value& e = doc(node);
+      const Value* type = member(&e, "type");
+      if (is_string(type, "model_change")) {
+        provider = member(&e, "provider");
+        model_id = member(&e, "modelId");
+        any = true;
+      } else if (is_string(type, "message") && is_string(member(member(&e, "message"), "role"), "assistant")) {
+        provider = member(member(&e, "message"), "provider");
+        model_id = member(member(&e, "message"), "model");
+        any = true;
+      }
+    }
+    SentValue p = any && !is_nullish(provider) ? sent_value(provider) : SentValue{JsonKind::kString, "unknown"};
+    SentValue m = any && !is_nullish(model_id) ? sent_value(model_id) : SentValue{JsonKind::kString, "unknown"};
+    model_provider = p;
+    model_id_value = m;
+    model_api = SentValue{JsonKind::kString, "unknown"};
+    for (std::int64_t node : agent_assistants) {
+      const Value* message = assistant_message(node);
+      const Value* api = member(message, "api");
+      if (js_same(sent_value(member(message, "provider")), p) && js_same(sent_value(member(message, "model")), m) &&
+          api && api->IsString())
+        model_api = sent_value(api);
+    }
+    rc.model.provider = p.text;
+    rc.model.id = m.text;
+    rc.model.api = model_api.text;
+  }
+
+  const Value* assistant_message(std::int64_t node) { return member(&doc(node), "message"); }
+
+  SentValue model_provider, model_id_value, model_api;
+
+  void build();
+  bool convert(const std::vector<LlmMessage>& llm);
+};
+
+void Builder::build() {
+  rc.version = view.version;
+  rc.loads = view.loads();
+  if (!rc.loads) return;
+  rc.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
+
+  // Where the latest compaction and its kept range are on the path.
+  std::unordered_map<std::uint32_t, std::size_t> path_pos;
+  for (std::size_t i = 0; i < view.path.size(); ++i) path_pos[view.path[i]] = i;
+  std::size_t comp_pos = view.path.size();
+  if (view.compaction >= 0) comp_pos = path_pos[static_cast<std::uint32_t>(view.compaction)];
+  std::vector<std::uint8_t> in_context(view.nodes.size(), 0);
+  for (const ContextItem& item : view.context) in_context[item.node] = 1;
+  const std::uint64_t comp_line = view.compaction >= 0 ? entry(view.compaction).line : 0;
+
+  // The kept range: from the entry firstKeptEntryId names up to the compaction.
+  std::size_t kept_from = comp_pos;
+  if (view.compaction >= 0 && view.first_kept_found) {
+    const JsMapKey kept_key = js_map_key(entry(view.compaction).details().first_kept_entry_id);
+    for (std::size_t i = 0; i < comp_pos && kept_from == comp_pos; ++i) {
+      const std::uint32_t node = view.path[i];
+      if (view.migrates_v1 ? static_cast<std::int64_t>(node) == view.first_kept_index_target
+                           : js_map_key(entry(node).id) == kept_key)
+        kept_from = i;
+    }
+  }
+  // Whether buildSessionContext walks the path entry at `i`.
+  auto in_range = [&](std::size_t i) {
+    return view.compaction < 0 || i > comp_pos || (kept_from <= i && i < comp_pos);
+  };
+
+  // pi 1.5's context_edit entries, among the entries of the context; the last per target wins.
+  std::unordered_map<std::string, std::int64_t> edit_of;  // target key -> context_edit node
+  auto edit_key = [](const SentValue& v) { return std::to_string(static_cast<int>(v.kind)) + ":" + v.text; };
+  if (is_1_5) {
+    for (std::size_t i = 0; i < view.path.size(); ++i) {
+      const std::uint32_t node = view.path[i];
+      if (!in_range(i) || !is_string(member(&doc(node), "type"), "context_edit")) continue;
+      const SentValue target = sent_value(member(&doc(node), "targetId"));
+      if (target.kind == JsonKind::kArray || target.kind == JsonKind::kObject) continue;
+      edit_of[edit_key(target)] = node;
+    }
+  }
+  auto edit_for = [&](std::uint32_t node) -> std::int64_t {
+    if (edit_of.empty()) return -1;
+    auto it = edit_of.find(edit_key(sent_value(member(&doc(node), "id"))));
+    return it == edit_of.end() ? -1 : it->second;
+  };
+
+  // What buildSessionContext leaves out: entries before the kept range,
+  // and branch summaries without a summary.
+  for (std::size_t i = 0; i < view.path.size(); ++i) {
+    const std::uint32_t node = view.path[i];
+    const Entry& e = entry(node);
+    if (e.root != JsonKind::kObject || in_context[node]) continue;
+    if (!in_range(i) && i < comp_pos) {
+      if (e.type == EntryType::kMessage) {
+        drop(node, message_what(member(&doc(node), "message")), DropReason::kBeforeFirstKept, comp_line);
+      } else if (e.type == EntryType::kCustomMessage) {
+        drop(node, "custom_message", DropReason::kBeforeFirstKept, comp_line);
+      } else if (e.type == EntryType::kBranchSummary && truthy(member(&doc(node), "summary"))) {
+        drop(node, "branch_summary", DropReason::kBeforeFirstKept, comp_line);
+      }
+    } else if (in_range(i) && e.type == EntryType::kBranchSummary) {
+      drop(node, "branch_summary", DropReason::kEmptyBranchSummary);
+    }
+  }
+
+  // buildSessionContext's messages, then convertToLlm.
+  std::vector<LlmMessage> llm;
+  std::vector<std::int64_t> agent_assistants;  // assistant messages of context.messages, for the model's api
+  for (const ContextItem& item : view.context) {
+    const std::int64_t node = item.node;
+    const Value& e = doc(node);
+    const std::size_t pos = path_pos[item.node];
+    LlmMessage m;
+    m.node = node;
+    if (item.kind == ContextKind::kCompactionSummary) {
+      const Value* system = is_1_5 ? member(&e, "systemMessage") : nullptr;
+      if (truthy(system)) {
+        const Value* role = member(system, "role");
+        LlmMessage s;
+        s.node = node;
+        s.source = SentSource::kCompactionSystemMessage;
+        s.message = system;
+        s.content = member(system, "content");
+        if (is_string(role, "system")) {
+          s.role = "system";
+          llm.push_back(s);
+        } else if (is_string(role, "user") || is_string(role, "toolResult") || is_string(role, "assistant")) {
+          s.role = role->GetString();
+          llm.push_back(s);
+        } else {
+          drop(node, "compaction systemMessage", DropReason::kUnknownRole);
+        }
+      }
+      m.role = "user";
+      m.source = SentSource::kCompactionSummary;
+      m.wrapped = true;
+      m.wrapped_text = kCompactionPrefix + js_string(member(&e, "summary")) + kCompactionSuffix;
+      llm.push_back(std::move(m));
+      continue;
+    }
+    if (item.kind == ContextKind::kBranchSummary) {
+      m.role = "user";
+      m.source = SentSource::kBranchSummary;
+      m.wrapped = true;
+      m.wrapped_text = kBranchPrefix + js_string(member(&e, "summary")) + kBranchSuffix;
+      llm.push_back(std::move(m));
+      continue;
+    }
+    const std::int64_t edit = edit_for(item.node);
+    const Value* replacement = edit >= 0 ? member(&doc(edit), "replacement") : nullptr;
+    if (edit >= 0 && replacement && replacement->IsNull()) {
+      drop(node,
+           item.kind == ContextKind::kCustomMessage ? std::string("custom_message")
+                                                    : message_what(member(&e, "message")),
+           DropReason::kContextEditRemoved, entry(edit).line);
+      continue;
+    }
+    if (item.kind == ContextKind::kCustomMessage) {
+      m.role = "user";
+      m.source = SentSource::kCustomMessage;
+      m.content = member(&e, "content");
+      if (is_1_5 && is_nullish(m.content)) m.content = empty_array();
+    } else {
+      const Value* message = member(&e, "message");
+      const Value* role = member(message, "role");
+      std::string r = role && role->IsString() ? std::string(role->GetString(), role->GetStringLength()) : "";
+      if (r == "hookMessage" && view.migrates_v2) r = "custom";
+      m.message = message;
+      m.content = member(message, "content");
+      if (is_1_5 && is_nullish(m.content)) {
+        if (r == "user" || r == "assistant" || r == "toolResult") m.content = empty_array();
+      }
+      if (r == "system" && is_1_5 && view.compaction >= 0 && pos < comp_pos) {
+        drop(node, "message (system)", DropReason::kSystemBeforeCompaction, comp_line);
+        continue;
+      }
+      if (r == "assistant") agent_assistants.push_back(node);
+      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && is_1_5)) {
+        if (r == "system" && is_1_5 && is_nullish(m.content)) {
+          made.push_back(std::make_unique<Value>("", *allocator));
+          m.content = made.back().get();
+        }
+        m.role = r;
+      } else if (r == "custom") {
+        m.role = "user";
+        m.source = SentSource::kCustomMessage;
+      } else if (r == "bashExecution") {
+        if (truthy(member(message, "excludeFromContext"))) {
+          drop(node, "message (bashExecution)", DropReason::kBashExcluded);
+          continue;
+        }
+        m.role = "user";
+        m.source = SentSource::kBashExecution;
+        m.wrapped = true;
+        std::string text = "Ran `" + js_string(member(message, "command")) + "`\n";
+        const Value* output = member(message, "output");
+        text += truthy(output) ? "```\n" + js_string(output) + "\n```" : "(no output)";
+        const Value* exit_code = member(message, "exitCode");
+        if (truthy(member(message, "cancelled"))) {
+          text += "\n\n(command cancelled)";
+        } else if (!is_nullish(exit_code) && !(exit_code->IsNumber() && exit_code->GetDouble() == 0)) {
+          text += "\n\nCommand exited with code " + js_string(exit_code);
+        }
+        if (truthy(member(message, "truncated")) && truthy(member(message, "fullOutputPath")))
+          text += "\n\n[Output truncated. Full output: " + js_string(member(message, "fullOutputPath")) + "]";
+        m.wrapped_text = std::move(text);
+      } else if (r == "branchSummary" || r == "compactionSummary") {
+        m.role = "user";
+        m.source = r == "branchSummary" ? SentSource::kBranchSummary : SentSource::kCompactionSummary;
+        m.wrapped = true;
+        m.wrapped_text = r == "branchSummary"
+                             ? kBranchPrefix + js_string(member(message, "summary")) + kBranchSuffix
+                             : kCompactionPrefix + js_string(member(message, "summary")) + kCompactionSuffix;
+      } else {
+        drop(node, message_what(message), r == "system" ? DropReason::kSystemRole : DropReason::kUnknownRole);
+        continue;
+      }
+    }
+    // A 1.5 context_edit replaces the content of the roles it may edit.
+    if (edit >= 0 && replacement && !m.wrapped &&
+        (m.role == "user" || m.role == "assistant" || m.role == "toolResult")) {
+      const Value* content = member(replacement, "content");
+      if ((m.role == "assistant" || m.role == "toolResult") && content && content->IsString()) {
+        auto block = std::make_unique<Value>(rapidjson::kArrayType);
+        Value text(rapidjson::kObjectType);
+        text.AddMember("type", "text", *allocator);
+        text.AddMember("text", Value(content->GetString(), content->GetStringLength(), *allocator), *allocator);
+        block->PushBack(text, *allocator);
+        made.push_back(std::move(block));
+        content = made.back().get();
+      }
+      m.content = content;
+      if (is_nullish(m.content)) m.content = empty_array();  // transformMessages' normalisation
+      m.edited = true;
+    }
+    llm.push_back(std::move(m));
+  }
+
+  choose_model(agent_assistants);
+  convert(llm);
+  std::stable_sort(rc.dropped.begin(), rc.dropped.end(),
+                   [](const DroppedEntry& a, const DroppedEntry& b) { return a.line < b.line; });
+}
+
+// The texts of a content value as pi-ai's request holds them.
+void read_content(const Value* content, SentMessage& out) {
+  if (!content) return;
+  if (content->IsString()) {
+    out.texts.emplace_back(content->GetString(), content->GetStringLength());
+    return;
+  }
+  if (!content->IsArray()) return;
+  for (const Value& block : content->GetArray()) {
+    const Value* type = member(&block, "type");
+    if (is_string(type, "text")) {
+      const Value* text = member(&block, "text");
+      out.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
+    } else if (is_string(type, "image")) {
+      ++out.images;
+    }
+  }
+}
+
+// transformMessages: the first pass (thinking, content) and the second
+// (skipped turns, synthesized results). False when pi-ai throws.
+bool Builder::convert(const std::vector<LlmMessage>& llm) {
+  struct Pending {
+    SentValue id;
+    SentValue name;
+    std::uint64_t line;
+  };
+  std::vector<Pending> pending;
+  std::vector<SentValue> answered;
+  std::vector<SentMessage> held_system;
+  std::vector<SentMessage> out;
+  auto close_pending = [&]() {
+    for (const Pending& call : pending) {
+      bool found = false;
+      for (const SentValue& id : answered)
+        found = found || js_same(id, call.id) || (id.kind == JsonKind::kMissing && call.id.kind == JsonKind::kMissing);
+      if (found) continue;
+      SentMessage s;
+      s.role = "toolResult";
+      s.source = SentSource::kSynthesized;
+      s.texts.push_back(kNoResult);
+      s.tool_call_id = call.id;
+      s.is_error = true;
+      s.call_line = call.line;
+      out.push_back(std::move(s));
+    }
+    pending.clear();
+    answered.clear();
+    for (SentMessage& s : held_system) out.push_back(std::move(s));
+    held_system.clear();
+  };
+  auto fail = [&](std::int64_t node, std::string why) {
+    rc.request_error = std::move(why);
+    rc.request_error_line = node >= 0 ? entry(node).line : 0;
+    rc.messages.clear();
+    return false;
+  };
+
+  for (const LlmMessage& m : llm) {
+    SentMessage s;
+    s.role = m.role;
+    s.source = m.source;
+    s.line = m.node >= 0 ? entry(m.node).line : 0;
+    s.entry_id = m.node >= 0 ? sent_value(member(&doc(m.node), "id")) : SentValue{};
+    s.edited = m.edited;
+    if (m.wrapped) {
+      s.texts.push_back(m.wrapped_text);
+    } else if (m.role != "assistant") {
+      read_content(m.content, s);
+    }
+    if (m.role == "assistant") {
+      const Value* content = m.content;
+      if (!content || !content->IsArray()) {
+        return fail(m.node, !content || content->IsNull()
+                                ? std::string("TypeError: Cannot read properties of ") +
+                                      (content ? "null" : "undefined") + " (reading 'flatMap')"
+                                : "TypeError: assistantMsg.content.flatMap is not a function");
+      }
+      const bool same_model = js_same(sent_value(member(m.message, "provider")), model_provider) &&
+                              js_same(sent_value(member(m.message, "api")), model_api) &&
+                              js_same(sent_value(member(m.message, "model")), model_id_value);
+      for (const Value& block : content->GetArray()) {
+        if (block.IsNull()) return fail(m.node, "TypeError: Cannot read properties of null (reading 'type')");
+        const Value* type = member(&block, "type");
+        if (is_string(type, "thinking")) {
+          const Value* thinking = member(&block, "thinking");
+          const bool redacted = truthy(member(&block, "redacted"));
+          const bool signed_block = truthy(member(&block, "thinkingSignature"));
+          if (is_1_5) {
+            if (!same_model) {
+              ++s.thinking_dropped;
+              continue;
+            }
+            if (redacted || signed_block) {
+              ++s.thinking;
+              continue;
+            }
+          } else {
+            if (redacted) {
+              ++(same_model ? s.thinking : s.thinking_dropped);
+              continue;
+            }
+            if (same_model && signed_block) {
+              ++s.thinking;
+              continue;
+            }
+          }
+          if (truthy(thinking) && !thinking->IsString())
+            return fail(m.node, "TypeError: block.thinking.trim is not a function");
+          std::string_view text = truthy(thinking)
+                                      ? std::string_view(thinking->GetString(), thinking->GetStringLength())
+                                      : std::string_view();
+          const bool blank = is_js_blank(text);
+          if (blank) {
+            ++s.thinking_dropped;
+          } else if (same_model) {
+            ++s.thinking;
+          } else {
+            ++s.thinking_as_text;  // pi 0.78 only: 1.5 dropped it above
+            s.texts.emplace_back(text);
+          }
+        } else if (is_string(type, "text")) {
+          const Value* text = member(&block, "text");
+          s.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
+        } else if (is_string(type, "toolCall")) {
+          SentToolCall call;
+          call.id = sent_value(member(&block, "id"));
+          call.name = sent_value(member(&block, "name"));
+          if (const Value* args = member(&block, "arguments")) call.arguments = json_text(*args);
+          s.tool_calls.push_back(std::move(call));
+        } else if (is_string(type, "image")) {
+          ++s.images;
+        }
+      }
+      close_pending();
+      const Value* stop = member(m.message, "stopReason");
+      if (is_string(stop, "error") || is_string(stop, "aborted")) {
+        drop(m.node, "message (assistant)",
+             is_string(stop, "error") ? DropReason::kErrorAssistant : DropReason::kAbortedAssistant);
+        continue;
+      }
+      if (!s.tool_calls.empty()) {
+        for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, c.name, s.line});
+        answered.clear();
+      }
+      out.push_back(std::move(s));
+    } else if (m.role == "toolResult") {
+      s.tool_call_id = sent_value(member(m.message, "toolCallId"));
+      s.is_error = member(m.message, "isError") && member(m.message, "isError")->IsTrue();
+      bool called = false;
+      for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
+      s.orphan = !called;
+      answered.push_back(s.tool_call_id);
+      out.push_back(std::move(s));
+    } else if (m.role == "system") {
+      if (!pending.empty())
+        held_system.push_back(std::move(s));
+      else
+        out.push_back(std::move(s));
+    } else {
+      close_pending();
+      out.push_back(std::move(s));
+    }
+  }
+  close_pending();
+  rc.messages = std::move(out);
+  return true;
+}
+
+}  // namespace
+
+ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text) {
+  Builder b(index, view, line_text);
+  b.build();
+  return std::move(b.rc);
+}
+
+}  // namespace pihydrate
