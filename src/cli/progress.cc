@@ -42,7 +42,8 @@ void ProgressLine::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (wake_.wait_for(lock, delay_, [this] { return stopping_; })) return;
   do {
-    const auto seconds = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, " (%.1f s)", static_cast<double>(seconds.count()) / 1000);
     write_stderr("\r\033[Kpi-hydrate: " + status_() + elapsed);
