@@ -100,8 +100,10 @@ struct SentModel {
 
 struct ResumeContext {
   PiVersion version = PiVersion::k1_5;
-  bool loads = false;      // false: pi does not load the file; see the view's failure
-  std::int64_t leaf = -1;  // node the path ends at
+  bool loads = false;                  // false: pi does not load the file; see the view's failure
+  std::int64_t leaf = -1;              // node the path ends at
+  std::uint64_t leaf_line = 0;         // its line
+  std::optional<std::string> leaf_id;  // its id, when a string
   SentModel model;
   // pi loads the file, but pi-ai throws building every request (nothing is
   // sent): the reason and the line of the message it throws on.

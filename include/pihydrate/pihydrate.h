@@ -145,4 +145,21 @@ HydrateResult hydrate_session(const Input& input, const HydrateRequest& request,
 HydrateResult hydrate_thread(const Input& input, const HydrateRequest& request, const Output& output,
                              const ProcessHooks& hooks = {});
 
+// What pi sends when it resumes a session (`pi-hydrate context`).
+struct ContextOptions {
+  PiVersion pi_version = PiVersion::k1_5;
+  std::optional<std::string> leaf_id;  // another branch: the one ending at this entry id (--leaf)
+  std::optional<std::string> label;    // or at the entry with this label (--label)
+};
+struct ContextReport {
+  std::string file;        // the input's name, as in diagnostics
+  ResumeContext context;   // context.loads is false when pi does not load the file
+  Diagnostics errors;      // why not: pi's load errors, or a crash building the chosen branch
+  Diagnostics bad_branch;  // --leaf or --label names no entry: nothing was built
+};
+// Reads `input` as options.pi_version of pi does (the header cwd is not
+// checked: the session is usually meant for another machine). Throws IoError
+// when it cannot be read.
+ContextReport resume_context(const Input& input, const ContextOptions& options = {});
+
 }  // namespace pihydrate

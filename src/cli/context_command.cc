@@ -1,23 +1,16 @@
 // `pi-hydrate context`: the conversation pi sends when it resumes a session,
-// as text or JSON. The messages come from the library (build_resume_context);
-// this file parses the options, picks the branch and prints.
-#include <fcntl.h>
-#include <unistd.h>
+// as text or JSON. The work is the library's (resume_context, pihydrate.h);
+// this file parses the options and prints.
 
-#include <cerrno>
-#include <cstring>
-#include <iterator>
 #include <ostream>
 #include <sstream>
 
 #include <cxxopts.hpp>
 
 #include "cli/commands.h"
-#include "hydrate/job_files.h"
-#include "hydrate/plan.h"
 #include "pihydrate/cli.h"
-#include "pihydrate/context.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/pihydrate.h"
 
 namespace pihydrate {
 namespace {
@@ -120,14 +113,12 @@ void write_text_block(const std::string& text, bool full, std::ostream& out) {
   if (!any) out << "    |\n";
 }
 
-void write_text(const std::string& file, const ResumeContext& rc, const PiView& view, const SessionIndex& index,
-                bool full, std::ostream& out) {
+void write_text(const std::string& file, const ResumeContext& rc, bool full, std::ostream& out) {
   out << file << ": pi " << pi_version_name(rc.version) << " sends "
       << plural(rc.messages.size(), "message", "messages");
   if (rc.leaf >= 0) {
-    const Entry& leaf = view.entry(index, static_cast<std::uint32_t>(rc.leaf));
-    out << " (leaf: line " << leaf.line;
-    if (leaf.id.is_string()) out << ", id " << quote_for_message(leaf.id.text());
+    out << " (leaf: line " << rc.leaf_line;
+    if (rc.leaf_id) out << ", id " << quote_for_message(*rc.leaf_id);
     out << ")";
   }
   out << "\n";
@@ -181,8 +172,8 @@ void write_string(const std::string& s, JsonWriter& w) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void write_json(const std::string& file, const ResumeContext& rc, const PiView& view, const SessionIndex& index,
-                bool full, const Diagnostics& load_errors, std::ostream& out) {
+void write_json(const std::string& file, const ResumeContext& rc, bool full, const Diagnostics& load_errors,
+                std::ostream& out) {
   rapidjson::OStreamWrapper os(out);
   JsonWriter w(os);
   w.StartObject();
@@ -196,13 +187,12 @@ void write_json(const std::string& file, const ResumeContext& rc, const PiView& 
   w.Bool(rc.loads);
   w.Key("leaf");
   if (rc.leaf >= 0) {
-    const Entry& leaf = view.entry(index, static_cast<std::uint32_t>(rc.leaf));
     w.StartObject();
     w.Key("line");
-    w.Uint64(leaf.line);
+    w.Uint64(rc.leaf_line);
     w.Key("id");
-    if (leaf.id.is_string())
-      write_string(std::string(leaf.id.text()), w);
+    if (rc.leaf_id)
+      write_string(*rc.leaf_id, w);
     else
       w.Null();
     w.EndObject();
@@ -375,93 +365,27 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   const bool full = parsed.count("full") > 0;
 
-  // The index keeps positions; the path's lines are read again from the file (or the bytes read from stdin).
+  ContextOptions request;
+  request.pi_version = *version;
+  if (parsed.count("leaf")) request.leaf_id = parsed["leaf"].as<std::string>();
+  if (parsed.count("label")) request.label = parsed["label"].as<std::string>();
   const std::string& path = files[0];
-  std::string stdin_bytes;
-  Fd file;
-  SessionIndex index;
-  std::string name = path;
-  if (path == "-") {
-    stdin_bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    name = "<stdin>";
-    auto source = make_memory_source(stdin_bytes);
-    index = build_session_index(*source, name);
-  } else {
-    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
-    index = build_file_index(file.fd, path);
+  const ContextReport report = resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), request);
+  if (!report.bad_branch.empty()) {
+    for (const Diagnostic& d : report.bad_branch) write_diagnostic_text(d, err);
+    return kExitUsage;
   }
-  LineText line_text = [&](const Entry& e) {
-    if (path == "-") return stdin_bytes.substr(e.offset, e.length);
-    std::string text(e.length, '\0');
-    std::size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = ::pread(file.fd, &text[done], text.size() - done, static_cast<off_t>(e.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw IoError("cannot read " + path + ": " + std::strerror(errno));
-      if (n == 0) throw IoError(path + " changed while it was read");
-      done += static_cast<std::size_t>(n);
-    }
-    return text;
-  };
-
-  PiView view = build_pi_view(index, *version);
-  ValidateOptions vo;
-  vo.level = Level::kLoad;
-  vo.pi_version = *version;
-  vo.check_cwd = false;
-  FileReport report = validate_index(index, view, vo);
-  Diagnostics load_errors;
-  for (const Diagnostic& d : report.diagnostics)
-    if (d.severity == Severity::kError) load_errors.push_back(d);
-
-  if (report.loadable && view.loads() && (parsed.count("leaf") || parsed.count("label"))) {
-    HydrateOptions ho;
-    ho.pi_version = *version;
-    if (parsed.count("leaf")) ho.leaf_id = parsed["leaf"].as<std::string>();
-    if (parsed.count("label")) ho.label = parsed["label"].as<std::string>();
-    HydrateReport branch;
-    std::vector<std::uint32_t> branch_path;
-    if (!select_path(index, view, ho, branch_path, branch)) {
-      for (const Diagnostic& d : branch.diagnostics) write_diagnostic_text(d, err);
-      return kExitUsage;
-    }
-    view.path = std::move(branch_path);
-    rebuild_context(index, view);
-    if (!view.loads()) {
-      Diagnostic d;
-      d.code = Code::kMessageMissing;
-      d.severity = Severity::kError;
-      d.level = Level::kLoad;
-      d.file = index.file;
-      d.line = view.failure_line;
-      d.column = 1;
-      d.message =
-          "pi " + std::string(pi_version_name(*version)) + " crashes building this branch's context: " + view.failure;
-      load_errors.push_back(d);
-    }
-  }
-  ResumeContext rc;
-  rc.version = *version;
-  if (report.loadable && view.loads()) rc = build_resume_context(index, view, line_text);
-  if (!rc.loads && load_errors.empty()) {
-    Diagnostic d;
-    d.code = Code::kMessageMissing;
-    d.severity = Severity::kError;
-    d.level = Level::kLoad;
-    d.file = index.file;
-    d.line = view.failure_line;
-    d.message = "pi " + std::string(pi_version_name(*version)) + " does not load this file: " + view.failure;
-    load_errors.push_back(d);
-  }
+  const ResumeContext& rc = report.context;
+  const std::string& name = report.file;
+  const Diagnostics& load_errors = report.errors;
 
   if (format == "json") {
-    write_json(name, rc, view, index, full, rc.loads ? Diagnostics{} : load_errors, out);
+    write_json(name, rc, full, rc.loads ? Diagnostics{} : load_errors, out);
   } else if (!rc.loads) {
     for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
     out << name << ": NOT loadable by pi " << pi_version_name(*version) << ": nothing is sent\n";
   } else if (rc.request_error.empty()) {
-    write_text(name, rc, view, index, full, out);
+    write_text(name, rc, full, out);
   }
   if (!rc.loads) return kExitFindings;
   if (!rc.request_error.empty()) {

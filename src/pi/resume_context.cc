@@ -341,6 +341,11 @@ void Builder::build() {
   rc.loads = view.loads();
   if (!rc.loads) return;
   rc.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
+  if (rc.leaf >= 0) {
+    const Entry& leaf = view.entry(index, view.path.back());
+    rc.leaf_line = leaf.line;
+    if (leaf.id.is_string()) rc.leaf_id = std::string(leaf.id.text());
+  }
 
   // Where the latest compaction and its kept range are on the path.
   std::unordered_map<std::uint32_t, std::size_t> path_pos;

@@ -170,5 +170,31 @@ TEST(Library, ValidateFileIsTheCommandsVerdictAndAMissingFileThrows) {
   EXPECT_THROW(validate_file((kSource / "no-such-file.jsonl").string()), IoError);
 }
 
+TEST(Library, ResumeContextListsWhatPiSendsAndPicksABranch) {
+  const std::string session =
+      R"({"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/nowhere"})"
+      "\n"
+      R"({"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first","timestamp":1}})"
+      "\n"
+      R"({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"second","timestamp":2}})"
+      "\n";
+  ContextReport report = resume_context(Input::bytes(session, "s.jsonl"));
+  ASSERT_TRUE(report.context.loads);
+  ASSERT_EQ(report.context.messages.size(), 2u);  // the cwd is not checked
+  EXPECT_EQ(report.context.leaf_id, std::optional<std::string>("a2"));
+  EXPECT_EQ(report.context.leaf_line, 3u);
+  ContextOptions first;
+  first.leaf_id = "a1";
+  report = resume_context(Input::bytes(session, "s.jsonl"), first);
+  ASSERT_EQ(report.context.messages.size(), 1u);
+  ContextOptions missing;
+  missing.leaf_id = "zz";
+  report = resume_context(Input::bytes(session, "s.jsonl"), missing);
+  EXPECT_FALSE(report.bad_branch.empty());
+  report = resume_context(Input::bytes("not a session\n", "bad.jsonl"));
+  EXPECT_FALSE(report.context.loads);
+  EXPECT_FALSE(report.errors.empty());
+}
+
 }  // namespace
 }  // namespace pihydrate
