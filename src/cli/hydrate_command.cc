@@ -317,7 +317,9 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       return message.str();
     };
   }
-  std::atomic<const char*> phase{"starting"};
+  // The first phase is named before the library reports it: a line drawn at
+  // once never says less than what is happening.
+  std::atomic<const char*> phase{is_thread ? "converting the thread export" : "reading the session"};
   hooks.on_phase = [&phase](const char* name) { phase.store(name); };
   // Not while the session itself goes to the terminal.
   ProgressLine progress(ProgressLine::wanted(own_process) && !to_stdout,

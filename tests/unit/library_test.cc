@@ -196,5 +196,17 @@ TEST(Library, ResumeContextListsWhatPiSendsAndPicksABranch) {
   EXPECT_FALSE(report.errors.empty());
 }
 
+TEST(Library, PhasesAreReportedInOrder) {
+  CollectingSink sink;
+  std::vector<std::string> phases;
+  ProcessHooks hooks;
+  hooks.on_phase = [&phases](const char* name) { phases.emplace_back(name); };
+  const HydrateResult result =
+      hydrate_thread(Input::bytes(read_file(kThread), "thread.json"), request_for("/tmp"), Output::lines(sink), hooks);
+  ASSERT_TRUE(result.ok);
+  EXPECT_EQ(phases,
+            (std::vector<std::string>{"converting the thread export", "writing the session", "verifying the output"}));
+}
+
 }  // namespace
 }  // namespace pihydrate
