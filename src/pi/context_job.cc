@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <memory>
 
 #include "hydrate/job_files.h"
 #include "hydrate/plan.h"
@@ -32,32 +33,25 @@ Diagnostic load_error(const SessionIndex& index, const PiView& view, std::string
 ContextReport resume_context(const Input& input, const ContextOptions& options) {
   // The index keeps positions: the path's lines are read again, from the
   // file or from the bytes.
-  std::string bytes;
   Fd file;
   SessionIndex index;
+  std::unique_ptr<LineSource> lines;
   if (input.kind() == Input::Kind::kFile) {
     file.fd = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
     if (file.fd < 0) throw IoError("cannot open " + input.name() + ": " + std::strerror(errno));
     index = build_file_index(file.fd, input.name());
+    lines = make_fd_line_source(file.fd, input.name());
   } else {
-    bytes = input.kind() == Input::Kind::kBytes
-                ? input.data()
-                : std::string(std::istreambuf_iterator<char>(*input.in()), std::istreambuf_iterator<char>());
+    std::string bytes = input.kind() == Input::Kind::kBytes ? input.data()
+                                                            : std::string(std::istreambuf_iterator<char>(*input.in()),
+                                                                          std::istreambuf_iterator<char>());
     auto source = make_memory_source(bytes);
     index = build_session_index(*source, input.name());
+    lines = make_memory_line_source(bytes);  // a copy: the index was read from `bytes`
   }
-  const LineText line_text = [&](const Entry& e) {
-    if (file.fd < 0) return bytes.substr(e.offset, e.length);
-    std::string text(e.length, '\0');
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::pread(file.fd, &text[done], text.size() - done, static_cast<off_t>(e.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw IoError("cannot read " + input.name() + ": " + std::strerror(errno));
-      if (n == 0) throw IoError(input.name() + " changed while it was read");
-      done += static_cast<std::size_t>(n);
-    }
-    return text;
+  const LineText line_text = [&lines](const Entry& e) {
+    std::string scratch;
+    return std::string(lines->read(e.offset, e.length, scratch));
   };
 
   ContextReport report;

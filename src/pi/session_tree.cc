@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include <rapidjson/document.h>
 
 #include "hydrate/job_files.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/validator.h"
 
@@ -21,18 +23,6 @@ namespace pihydrate {
 namespace {
 
 constexpr std::size_t kTextBytes = 400;  // enough for any terminal line
-
-std::string read_line(int fd, const Entry& e, const std::string& path) {
-  std::string bytes(e.length, '\0');
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pread(fd, &bytes[done], bytes.size() - done, static_cast<off_t>(e.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw IoError("cannot read " + path + ": " + (n < 0 ? std::strerror(errno) : "it shrank"));
-    done += static_cast<std::size_t>(n);
-  }
-  return bytes;
-}
 
 // White space runs as one space, cut to kTextBytes (at a UTF-8 boundary).
 std::string one_line(const std::string& text) {
@@ -159,6 +149,7 @@ SessionTree read_session_tree(const std::string& path, PiVersion version) {
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
   const SessionIndex index = build_file_index(file.fd, path);
+  const std::unique_ptr<LineSource> lines = make_fd_line_source(file.fd, path);  // the index keeps positions
   const PiView view = build_pi_view(index, version);
 
   SessionTree tree;
@@ -205,7 +196,8 @@ SessionTree read_session_tree(const std::string& path, PiVersion version) {
       auto label = labels.find(e.id.text());
       if (label != labels.end()) node.label = std::string(label->second);
     }
-    describe(read_line(file.fd, e, path), e, node);
+    std::string scratch;
+    describe(std::string(lines->read(e.offset, e.length, scratch)), e, node);
   }
   for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
   if (view.compaction >= 0) {
