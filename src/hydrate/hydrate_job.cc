@@ -18,6 +18,7 @@
 #include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
 #include "hydrate/mapped_file.h"
+#include "hydrate/raw_thread.h"
 #include "hydrate/sigbus_exit.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/output_file.h"
@@ -176,13 +177,26 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   to.partial = request.partial;
   to.trailer = request.trailer;
   to.max_depth = options.max_depth;
+  auto mapped = in.fd.fd >= 0 ? MappedFile::map(in.fd.fd) : nullptr;
+  std::string bytes;  // the export, when it is not read in place
+  if (!mapped) bytes = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
+  // An export with raw pi entries is put back together from them
+  // (raw_thread.h), in memory: it is no bigger than the session pi wrote.
+  if (may_carry_raw_entries(mapped ? std::string_view(mapped->data(), mapped->size()) : std::string_view(bytes))) {
+    if (mapped) bytes.assign(mapped->data(), mapped->size());
+    s.thread = assemble_raw_thread(bytes, in.display, to);
+    if (!s.thread.ok()) return false;
+    s.index = build_session_index(*make_memory_source(s.thread.session), in.display, options);
+    s.lines = make_memory_line_source(s.thread.session);
+    return true;
+  }
   // The converted session goes to a temporary file, and the export's bytes
   // are freed before the session is read: a big export is never held twice.
   s.spool.fd = make_unlinked_temp("the converted thread");
   // The converter keeps one core busy; the other writes and indexes what it converts.
   SpoolIndexer spool_indexer(s.spool.fd, in.display, options);
   to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
-  if (auto mapped = in.fd.fd >= 0 ? MappedFile::map(in.fd.fd) : nullptr) {
+  if (mapped) {
     // What a line copies unchanged from the export is read from the
     // export's file again instead of from the spool: the spool holds only
     // the rest. (An export read whole, from a pipe say, cannot be read twice.)
@@ -195,12 +209,8 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
                              target.created.created());
     to.residency = mapped.get();
     s.thread = convert_thread_export(mapped->data(), mapped->size(), in.display, to);
-  } else if (in.fd.fd >= 0) {
-    std::string bytes = read_all(in.fd.fd, in.display);
-    s.thread = convert_thread_export(bytes, in.display, to);
   } else {
-    std::string bytes = input.data();  // converted in place
-    s.thread = convert_thread_export(bytes, in.display, to);
+    s.thread = convert_thread_export(bytes, in.display, to);  // converted in place
   }
   if (!s.thread.ok()) return false;
   s.index = spool_indexer.finish();
@@ -292,8 +302,9 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
       result.report.diagnostics = std::move(s.thread.diagnostics);
       return result;
     }
-    if (!ho.session_id) ho.session_id = s.thread.session_id;
-    if (!ho.timestamp) ho.timestamp = s.thread.timestamp;
+    // A thread's derived id and time; none when pi's own header came with raw entries.
+    if (!ho.session_id && !s.thread.session_id.empty()) ho.session_id = s.thread.session_id;
+    if (!ho.timestamp && !s.thread.timestamp.empty()) ho.timestamp = s.thread.timestamp;
   } else {
     read_session(input, in, input_index, s);
   }

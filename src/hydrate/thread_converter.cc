@@ -212,8 +212,6 @@ Diagnostic thread_export_diagnostic(Severity severity, const std::string& file, 
   return d;
 }
 
-namespace {
-
 // Parses the export into `doc` (lone surrogates repaired first when the
 // quick check is not sure of the bytes): false, with the error in `out`,
 // when it is not JSON. `options.borrow_from_export` is turned off when bytes
@@ -249,8 +247,6 @@ bool parse_export(char* bytes, std::size_t size, const std::string& file, Thread
   if (any_rewritten) options.borrow_from_export = false;
   return true;
 }
-
-}  // namespace
 
 ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::string& file,
                                       const ThreadOptions& options) {

@@ -23,6 +23,11 @@
 namespace pihydrate {
 struct ReadEntry;  // thread_reading.h
 
+// Parses a thread export's bytes into `doc` (thread_converter.cc): false,
+// with a PH601 in out.diagnostics, when they are not JSON.
+bool parse_export(char* bytes, std::size_t size, const std::string& file, ThreadOptions& options, ThreadDocument& doc,
+                  ConvertedThread& out);
+
 namespace thread_converter {
 
 // ISO-8601 for epoch milliseconds, or "" when the time has no four-digit year.
