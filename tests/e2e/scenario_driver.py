@@ -29,7 +29,8 @@ MODEL = "standin/standin-sonnet"
 # Events a version lacks, and what a wait for them waits for there instead: pi 0.78 has no
 # agent_settled (a scenario with retries waits for auto_retry_end first, so agent_end is the last one).
 STAND_INS = {"0.78.0": {"agent_settled": "agent_end"}}
-WAIT_SECONDS = 60  # a guard against a scenario that waits for what never comes, not a measurement
+WAIT_SECONDS = 60
+NODE_FLAGS = ["--preserve-symlinks", "--preserve-symlinks-main"]  # a guard against a scenario that waits for what never comes, not a measurement
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 COMMANDS = ("prompt", "steer", "follow_up", "abort", "compact", "set_model", "set_thinking_level", "bash",
             "set_session_name", "wait")
@@ -160,7 +161,7 @@ def event_matcher(step):
     """A wait step as a predicate: {"wait": TYPE} plus optional fields the event must have, e.g.
     {"wait": "tool_execution_start", "toolName": "bash"} or {"wait": "message_update", "delta": "text_delta"}."""
     kind = step["wait"]
-    fields = {k: v for k, v in step.items() if k not in ("wait", "note")}
+    fields = {k: v for k, v in step.items() if k not in ("wait", "note", "versions")}
 
     def match(record):
         if record.get("type") != kind:
@@ -250,7 +251,16 @@ class Sandbox:
 
 
 def pi_cli(pi_dest, version):
-    return os.path.join(pi_dest, f"pi-{version}", "node_modules", "@earendil-works", "pi-coding-agent", PI_VERSIONS[version])
+    """pi's CLI through a fixed link, /tmp/pi-hydrate-scenarios/pi -> pi_dest: pi names its own docs in
+    the system prompt it stores, and with node keeping the link's path (--preserve-symlinks*) that
+    path is the same on every machine."""
+    link = os.path.join(SANDBOX_ROOT, "pi")
+    if os.path.realpath(link) != os.path.realpath(pi_dest):
+        if os.path.lexists(link):
+            os.remove(link)
+        os.makedirs(SANDBOX_ROOT, exist_ok=True)
+        os.symlink(os.path.realpath(pi_dest), link)
+    return os.path.join(link, f"pi-{version}", "node_modules", "@earendil-works", "pi-coding-agent", PI_VERSIONS[version])
 
 
 def run_rpc(scenario, pi, box, version):
@@ -258,6 +268,8 @@ def run_rpc(scenario, pi, box, version):
     problems = []
     cursor = 0  # waits look at events after the previous wait's match
     for i, step in enumerate(scenario.get("steps", [])):
+        if version not in step.get("versions", [version]):
+            continue  # a step for other versions only (the scenario's file says why)
         if "wait" in step:
             step = dict(step, wait=STAND_INS.get(version, {}).get(step["wait"], step["wait"]))
             cursor = pi.wait_for(event_matcher(step), cursor, f"steps[{i}] {step['wait']}") + 1
@@ -281,7 +293,7 @@ def record(scenario, version, pi_dest, out_dir, node):
     raw = []
     with StandIn(record_dir=os.path.join(box.root, "requests"), port=PORT, script=scenario.get("script")) as standin:
         if scenario["mode"] == "rpc":
-            pi = PiProcess([node, cli, "--mode", "rpc", "--offline", "--model", MODEL], box.work, box.env)
+            pi = PiProcess([node, *NODE_FLAGS, cli, "--mode", "rpc", "--offline", "--model", MODEL], box.work, box.env)
             try:
                 problems += run_rpc(scenario, pi, box, version)
             except ScenarioError as e:
@@ -295,7 +307,7 @@ def record(scenario, version, pi_dest, out_dir, node):
                 problems.append(f"pi exited {pi.proc.returncode}: {pi.stderr.decode(errors='replace')[-300:]}")
         else:
             for k, run in enumerate(scenario["runs"]):
-                argv = [node, cli, "--mode", "json", "--offline", "--model", MODEL] + run.get("args", []) + ["-p", run["prompt"]]
+                argv = [node, *NODE_FLAGS, cli, "--mode", "json", "--offline", "--model", MODEL] + run.get("args", []) + ["-p", run["prompt"]]
                 done = subprocess.run(argv, cwd=box.work, env=box.env, stdin=subprocess.DEVNULL, capture_output=True,
                                       timeout=WAIT_SECONDS)
                 raw += done.stdout.splitlines(keepends=True)

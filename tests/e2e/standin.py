@@ -32,7 +32,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from standin_script import anthropic_error_body, anthropic_stream, parse_script
+from standin_script import anthropic_error_body, anthropic_stream, parse_script, pick_reply
 
 DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
 
@@ -329,7 +329,8 @@ class StandIn:
         self.record_dir = record_dir
         self.reply = reply
         self._script = parse_script(script or [])
-        self._replies_used = 0
+        self._used = set()
+        self._requests_answered = 0
         self._lock = threading.Lock()
         self._count = 0
         self._log = []
@@ -358,13 +359,16 @@ class StandIn:
                 with open(os.path.join(self.record_dir, f"request-{self._count:04d}.json"), "w") as f:
                     json.dump(entry, f, indent=1)
 
-    def next_reply(self):
-        """(number, reply) of the script's next reply, or (number, None) once it is used up; numbers
-        count from 1 over every scripted request, so tool call ids stay unique."""
+    def next_reply(self, body):
+        """(number, reply) of the script's reply for this request (standin_script.pick_reply), or
+        (number, None) once none is left; numbers count the Messages requests from 1, so tool call
+        ids stay unique."""
         with self._lock:
-            self._replies_used += 1
-            n = self._replies_used
-            return n, (self._script[n - 1] if n <= len(self._script) else None)
+            self._requests_answered += 1
+            i = pick_reply(self._script, self._used, body)
+            if i is not None:
+                self._used.add(i)
+            return self._requests_answered, (self._script[i] if i is not None else None)
 
     def requests(self):
         with self._lock:
@@ -407,7 +411,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply, number = None, None
         if api.name == "anthropic-messages":
-            number, reply = self.standin.next_reply()
+            number, reply = self.standin.next_reply(body)
         if reply is not None and reply["status"] is not None:
             message = reply["error"] or f"scripted HTTP {reply['status']}"
             self.standin.record({"path": path, "api": api.name, "status": reply["status"], "rule": None,

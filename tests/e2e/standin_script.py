@@ -9,16 +9,23 @@ is a string (that text) or an object with these fields, all optional:
   tool_calls  [{"name": "bash", "arguments": {...}}, ...]: calls in one message (ids are made
               from the reply's number, so they are unique in a conversation and reproducible)
   delay       seconds between two deltas: a reply slow enough to be aborted
+  deltas      how many deltas the text comes in (default: one per word); long texts take few,
+              since pi prints the whole message so far with every delta
   fail        "close" (the connection closes half-way) or "error_event" (an `error` event half-way)
   status      an HTTP error status instead of a stream (500 and 529 are retried by pi, 400 is not)
   error       the error's message, with status or fail="error_event"
   summary     the text of a compaction summary (the same as text; it says what the reply is for)
+  when        a text the request's last message must hold for this reply to be used: for requests
+              whose order is not fixed (pi 0.78 asks for a compaction's two summaries at once)
+
+The stand-in answers a request with the first unused reply whose `when` (if any) the request
+holds; without `when`, that is simply the next reply.
 
 Only the Anthropic Messages stream is scripted; the other two APIs always send the default text.
 """
 import json
 
-FIELDS = {"text", "thinking", "tool_calls", "delay", "fail", "status", "error", "summary"}
+FIELDS = {"text", "thinking", "tool_calls", "delay", "deltas", "fail", "status", "error", "summary", "when"}
 FAILS = ("close", "error_event")
 # The error type the Messages API names for a status (its documented errors).
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -46,8 +53,8 @@ def parse_reply(item, where):
     if unknown:
         raise ScriptError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
     reply = {"text": item.get("text", item.get("summary")), "thinking": item.get("thinking"),
-             "tool_calls": item.get("tool_calls") or [], "delay": float(item.get("delay", 0)),
-             "fail": item.get("fail"), "status": item.get("status"), "error": item.get("error")}
+             "tool_calls": item.get("tool_calls") or [], "delay": float(item.get("delay", 0)), "deltas": item.get("deltas"),
+             "fail": item.get("fail"), "status": item.get("status"), "error": item.get("error"), "when": item.get("when")}
     if "text" in item and "summary" in item:
         raise ScriptError(f"{where}: text and summary are the same thing; give one")
     for k, call in enumerate(reply["tool_calls"]):
@@ -55,6 +62,8 @@ def parse_reply(item, where):
             raise ScriptError(f"{where}.tool_calls[{k}]: a call is {{\"name\": str, \"arguments\": object}}")
     if reply["fail"] is not None and reply["fail"] not in FAILS:
         raise ScriptError(f"{where}.fail: {reply['fail']!r} is not one of {', '.join(FAILS)}")
+    if reply["deltas"] is not None and not (isinstance(reply["deltas"], int) and reply["deltas"] >= 1):
+        raise ScriptError(f"{where}.deltas: a count of one or more is expected")
     if reply["fail"] is not None and len(_pieces(reply["text"] or "")) < 2:
         raise ScriptError(f"{where}.fail: a reply that fails half-way needs a text of two words or more")
     if reply["status"] is not None and not (isinstance(reply["status"], int) and 400 <= reply["status"] <= 599):
@@ -62,6 +71,30 @@ def parse_reply(item, where):
     if reply["status"] is None and reply["text"] is None and reply["thinking"] is None and not reply["tool_calls"]:
         raise ScriptError(f"{where}: the reply says nothing (no text, thinking, tool_calls or status)")
     return reply
+
+
+def last_message_text(body):
+    """The text of a Messages request's last message, where a `when` looks."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def pick_reply(replies, used, body):
+    """The index of the reply for this request: the first unused one whose `when` holds, or None."""
+    text = None
+    for i, reply in enumerate(replies):
+        if i in used:
+            continue
+        if reply["when"] is None:
+            return i
+        if text is None:
+            text = last_message_text(body)
+        if reply["when"] in text:
+            return i
+    return None
 
 
 def anthropic_error_body(status, message):
@@ -72,9 +105,14 @@ def _sse(event, data):
     return (f"event: {event}\ndata: " + json.dumps(data) + "\n\n").encode()
 
 
-def _pieces(text):
+def _pieces(text, count=None):
+    """The text in deltas: one per word, or `count` runs of words of about the same length."""
     words = text.split(" ")
-    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    words = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    if count is None or count >= len(words):
+        return words
+    size = -(-len(words) // count)  # ceiling: at most `count` pieces
+    return ["".join(words[i:i + size]) for i in range(0, len(words), size)]
 
 
 def tool_call_id(number, k):
@@ -102,7 +140,7 @@ def anthropic_stream(reply, number, model):
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
         index += 1
     if reply["text"] is not None:
-        pieces = _pieces(reply["text"])
+        pieces = _pieces(reply["text"], reply["deltas"])
         yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
         for n, piece in enumerate(pieces):
             if reply["fail"] and n == max(1, len(pieces) // 2):

@@ -252,6 +252,7 @@ class ScriptTest(unittest.TestCase):
         {"status": 400, "error": "prompt is too long"},
         {"text": "A slow answer.", "delay": 0.25},
         {"summary": "## Goal\nThe summary."},
+        {"text": "one two three four five six seven", "deltas": 3},
     ]
 
     def post(self, port, body=GOOD_ANTHROPIC):
@@ -295,9 +296,11 @@ class ScriptTest(unittest.TestCase):
         self.assertEqual(ok[8][0][0]["text"], "A slow answer.")
         self.assertEqual(slept, [0.25] * (len(sse_events(answers[8][2])) - 1))
         self.assertEqual(ok[9][0][0]["text"], "## Goal\nThe summary.")
-        self.assertEqual(ok[10][0][0]["text"], DEFAULT_REPLY)
-        self.assertEqual([r["status"] for r in log], [200, 200, 200, 200, 200, 529, 500, 400, 200, 200, 200])
-        self.assertEqual([r["reply"] for r in log], list(range(1, 11)) + [None])
+        self.assertEqual(ok[10][0][0]["text"], "one two three four five six seven")
+        self.assertEqual(sum(1 for e, d in sse_events(answers[10][2]) if e == "content_block_delta"), 3)
+        self.assertEqual(ok[11][0][0]["text"], DEFAULT_REPLY)
+        self.assertEqual([r["status"] for r in log], [200, 200, 200, 200, 200, 529, 500, 400, 200, 200, 200, 200])
+        self.assertEqual([r["reply"] for r in log], list(range(1, 12)) + [None])
 
     def test_a_request_that_breaks_a_rule_consumes_no_reply(self):
         with StandIn(script=["first", "second"]) as server:
@@ -307,6 +310,15 @@ class ScriptTest(unittest.TestCase):
             self.assertEqual(self.post(server.port, bad)[0], 400)
             second = streamed(sse_events(self.post(server.port)[2]))[0][0]["text"]
         self.assertEqual((first, second), ("first", "second"))
+
+    def test_a_reply_with_when_waits_for_a_request_that_holds_its_text(self):
+        def asking(text):
+            return {"model": "m", "stream": True, "messages": [{"role": "user", "content": text}]}
+        script = [{"text": "prefix summary", "when": "# Conversation"}, {"text": "history summary", "when": "<conversation>"}, "plain"]
+        with StandIn(script=script) as server:
+            got = [streamed(sse_events(self.post(server.port, asking(t))[2]))[0][0]["text"]
+                   for t in ("<conversation>\nold", "# Conversation\nnew", "anything", "anything")]
+        self.assertEqual(got, ["history summary", "prefix summary", "plain", DEFAULT_REPLY])
 
     def test_tool_call_ids_differ_between_replies(self):
         call = {"tool_calls": [{"name": "ls", "arguments": {}}]}
@@ -330,6 +342,7 @@ class ScriptTest(unittest.TestCase):
                               ([{"status": 200}], "script[0].status"),
                               ([{"tool_calls": [{"arguments": {}}]}], "script[0].tool_calls[0]"),
                               ([{}], "script[0]: the reply says nothing"),
+                              ([{"text": "a b", "deltas": 0}], "script[0].deltas"),
                               ({"text": "x"}, "a script is a list")):
             with self.assertRaises(ScriptError) as caught:
                 parse_script(script)
