@@ -157,6 +157,11 @@ class PiProcess:
         self._err.join()
 
 
+def step_kind(step):
+    """What a step does: "wait", or the RPC command it sends (the step's key is the command's type)."""
+    return next(k for k in step if k in COMMANDS)
+
+
 def event_matcher(step):
     """A wait step as a predicate: {"wait": TYPE} plus optional fields the event must have, e.g.
     {"wait": "tool_execution_start", "toolName": "bash"} or {"wait": "message_update", "delta": "text_delta"}."""
@@ -340,3 +345,33 @@ def check_requests(scenario, requests):
     if used != scripted:
         problems.append(f"the script has {scripted} replies, pi made {used} requests")
     return problems
+
+
+def entry_kind(entry):
+    """An entry's kind for a listing: its type, a message's role, an assistant's stop reason."""
+    kind = entry.get("type")
+    message = entry.get("message") or {}
+    if kind == "message":
+        kind = f"message/{message.get('role')}"
+        if message.get("role") == "assistant":
+            kind += f"({message.get('stopReason')})"
+        if message.get("role") == "toolResult" and message.get("isError"):
+            kind += "(error)"
+    return kind
+
+
+def describe(target):
+    """A recording in two lines, the same for two runs of a scenario that did the same things: the
+    entry kinds of session.jsonl in order, and the event types of events.jsonl in order (repeats of
+    one type folded into `type*N`). Made to be compared by eye (or diff) across runs and versions."""
+    with open(os.path.join(target, "session.jsonl"), "rb") as f:
+        kinds = [entry_kind(json.loads(line)) for line in f if line.strip()]
+    with open(os.path.join(target, "events.jsonl"), "rb") as f:
+        types = [json.loads(line).get("type") for line in f if line.strip()]
+    folded = []
+    for t in types:
+        if folded and folded[-1][0] == t:
+            folded[-1][1] += 1
+        else:
+            folded.append([t, 1])
+    return (", ".join(kinds), ", ".join(t if n == 1 else f"{t}*{n}" for t, n in folded))
