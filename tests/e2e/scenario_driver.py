@@ -52,6 +52,19 @@ def models_json(port):
                    dict(model, id="standin-haiku", name="Stand-in Haiku")]}}}
 
 
+def script_for(scenario, version):
+    """The scenario's script as `version` gets it: a reply that says "versions" is for those only
+    (pi versions do not all make the same requests)."""
+    out = []
+    for reply in scenario.get("script", []):
+        if isinstance(reply, dict) and "versions" in reply:
+            if version not in reply["versions"]:
+                continue
+            reply = {k: v for k, v in reply.items() if k != "versions"}
+        out.append(reply)
+    return out
+
+
 def load_scenario(path):
     """The scenario in `path`, checked; ScenarioError names the file and the reason."""
     name = os.path.splitext(os.path.basename(path))[0]
@@ -69,7 +82,8 @@ def load_scenario(path):
     if not scenario.get("versions") or any(v not in PI_VERSIONS for v in scenario["versions"]):
         raise ScenarioError(f"{path}: versions: a list of {', '.join(PI_VERSIONS)}")
     try:
-        parse_script(scenario.get("script", []), f"{path}: script")
+        for version in scenario["versions"]:
+            parse_script(script_for(scenario, version), f"{path}: script")
     except ScriptError as e:
         raise ScenarioError(str(e))
     if mode == "rpc":
@@ -296,7 +310,7 @@ def record(scenario, version, pi_dest, out_dir, node):
     cli = pi_cli(pi_dest, version)
     problems = []
     raw = []
-    with StandIn(record_dir=os.path.join(box.root, "requests"), port=PORT, script=scenario.get("script")) as standin:
+    with StandIn(record_dir=os.path.join(box.root, "requests"), port=PORT, script=script_for(scenario, version)) as standin:
         if scenario["mode"] == "rpc":
             pi = PiProcess([node, *NODE_FLAGS, cli, "--mode", "rpc", "--offline", "--model", MODEL], box.work, box.env)
             try:
@@ -319,7 +333,7 @@ def record(scenario, version, pi_dest, out_dir, node):
                 if done.returncode != 0:
                     problems.append(f"runs[{k}]: pi exited {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}")
         requests = standin.requests()
-    problems += check_requests(scenario, requests)
+    problems += check_requests(script_for(scenario, version), requests)
     sessions = box.session_files()
     if len(sessions) != 1:
         problems.append(f"pi wrote {len(sessions)} session files, 1 expected")
@@ -336,11 +350,11 @@ def record(scenario, version, pi_dest, out_dir, node):
     return {"name": name, "version": version, "ok": not problems, "problems": problems, "entries": entries, "events": len(raw)}
 
 
-def check_requests(scenario, requests):
+def check_requests(script, requests):
     """The stand-in's side: no request broke a rule, and the script was used up exactly (a pi that
     asks more or less often than the scenario planned does not do what the scenario says)."""
     problems = [f"request {r['seq']} broke the rule {r['rule']}: {r['error']}" for r in requests if r.get("rule")]
-    scripted = len(scenario.get("script", []))
+    scripted = len(script)
     used = sum(1 for r in requests if r.get("api") == "anthropic-messages")
     if used != scripted:
         problems.append(f"the script has {scripted} replies, pi made {used} requests")

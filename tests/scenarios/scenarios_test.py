@@ -78,7 +78,7 @@ class CoverageTest(unittest.TestCase):
                 steps.update(k for k in step if k in scenario_driver.COMMANDS)
                 if step.get("images"):
                     steps.add("images")
-            for reply in parse_script(scenario.get("script", [])):
+            for reply in parse_script(scenario_driver.script_for(scenario, "1.5.2")):
                 if len(reply["tool_calls"]) > 1:
                     replies.add("parallel tool calls")
                 for key in ("thinking", "fail", "status", "delay", "when"):
