@@ -310,7 +310,12 @@ def record(scenario, version, pi_dest, out_dir, node):
     cli = pi_cli(pi_dest, version)
     problems = []
     raw = []
-    with StandIn(record_dir=os.path.join(box.root, "requests"), port=PORT, script=script_for(scenario, version)) as standin:
+    try:
+        standin = StandIn(record_dir=os.path.join(box.root, "requests"), port=PORT, script=script_for(scenario, version))
+    except OSError as e:
+        return {"name": name, "version": version, "ok": False, "entries": 0, "events": 0,
+                "problems": [f"the stand-in cannot listen on 127.0.0.1:{PORT}: {e}"]}
+    with standin:
         if scenario["mode"] == "rpc":
             pi = PiProcess([node, *NODE_FLAGS, cli, "--mode", "rpc", "--offline", "--model", MODEL], box.work, box.env)
             try:
