@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A strict local stand-in for the provider APIs pi talks to.
 
-  standin.py [--port N] [--record DIR] [--reply TEXT]
+  standin.py [--port N] [--record DIR] [--reply TEXT] [--script FILE]
 
 It serves streaming replies for three APIs, each in that API's own event format:
   POST /v1/messages          Anthropic Messages
@@ -12,6 +12,11 @@ rules below, one function each) and answers HTTP 400 with the API's own error bo
 is broken. Every request is recorded (--record DIR: one JSON file per request, with the verdict),
 so a test can compare what pi sent with what it expected pi to send. docs/conformance.md lists the
 rules and says how to add one; standin_test.py shows that each rule can fail.
+
+Every accepted request gets the default text, unless a script says otherwise (--script FILE, a JSON
+list; standin_script.py says what a reply can be): the Messages API then answers each accepted
+request with the script's next reply (text, thinking, tool calls, an HTTP error, a stream that
+fails half-way or comes slowly), and with the default text once the script is used up.
 
 Run alone, it prints "listening on 127.0.0.1:PORT" on stdout once it is ready.
 """
@@ -26,6 +31,8 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standin_script import anthropic_error_body, anthropic_stream, parse_script, pick_reply
 
 DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
 
@@ -318,9 +325,12 @@ def judge(path, body):
 class StandIn:
     """The server, for tests: `with StandIn(record_dir) as s: ... s.port ... s.requests()`."""
 
-    def __init__(self, record_dir=None, reply=DEFAULT_REPLY, port=0):
+    def __init__(self, record_dir=None, reply=DEFAULT_REPLY, port=0, script=None):
         self.record_dir = record_dir
         self.reply = reply
+        self._script = parse_script(script or [])
+        self._used = set()
+        self._requests_answered = 0
         self._lock = threading.Lock()
         self._count = 0
         self._log = []
@@ -348,6 +358,17 @@ class StandIn:
                 os.makedirs(self.record_dir, exist_ok=True)
                 with open(os.path.join(self.record_dir, f"request-{self._count:04d}.json"), "w") as f:
                     json.dump(entry, f, indent=1)
+
+    def next_reply(self, body):
+        """(number, reply) of the script's reply for this request (standin_script.pick_reply), or
+        (number, None) once none is left; numbers count the Messages requests from 1, so tool call
+        ids stay unique."""
+        with self._lock:
+            self._requests_answered += 1
+            i = pick_reply(self._script, self._used, body)
+            if i is not None:
+                self._used.add(i)
+            return self._requests_answered, (self._script[i] if i is not None else None)
 
     def requests(self):
         with self._lock:
@@ -384,18 +405,38 @@ class _Handler(BaseHTTPRequestHandler):
                                  "error": violation.message, "body": body})
             self._send_json(400, api.error_body(violation.message))
             return
-        self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body})
         if body.get("stream") is False:
+            self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body})
             self._send_json(400, api.error_body("the stand-in only streams: send stream: true"))
             return
+        reply, number = None, None
+        if api.name == "anthropic-messages":
+            number, reply = self.standin.next_reply(body)
+        if reply is not None and reply["status"] is not None:
+            message = reply["error"] or f"scripted HTTP {reply['status']}"
+            self.standin.record({"path": path, "api": api.name, "status": reply["status"], "rule": None,
+                                 "error": message, "body": body, "reply": number})
+            self._send_json(reply["status"], anthropic_error_body(reply["status"], message))
+            return
+        self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body,
+                             "reply": number if reply is not None else None})
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        for chunk in api.stream(body, self.standin.reply):
-            self.wfile.write(chunk)
-            self.wfile.flush()
+        if reply is None:
+            chunks, delay = api.stream(body, self.standin.reply), 0
+        else:
+            chunks, delay = anthropic_stream(reply, number, body.get("model", "standin")), reply["delay"]
+        try:
+            for i, chunk in enumerate(chunks):
+                if delay and i:
+                    time.sleep(delay)
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away mid-stream (an abort): nothing more to send
         self.close_connection = True
 
     def _send_json(self, status, payload):
@@ -414,8 +455,17 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--record", metavar="DIR", help="write each request and its verdict to DIR")
     parser.add_argument("--reply", default=DEFAULT_REPLY, help="the text every accepted request gets back")
+    parser.add_argument("--script", metavar="FILE", help="a JSON list of replies, one per accepted request")
     args = parser.parse_args()
-    standin = StandIn(args.record, args.reply, args.port)
+    script = None
+    try:
+        if args.script:
+            with open(args.script) as f:
+                script = json.load(f)
+        standin = StandIn(args.record, args.reply, args.port, script)
+    except (OSError, ValueError) as e:  # ValueError: bad JSON, or a ScriptError naming the reply
+        print(f"standin.py: {args.script}: {e}", file=sys.stderr)
+        return 2
     print(f"listening on 127.0.0.1:{standin.port}", flush=True)
     try:
         standin.server.serve_forever()

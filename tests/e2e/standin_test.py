@@ -11,7 +11,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sent  # noqa: E402
-from standin import StandIn, Violation, check_anthropic, check_chat, check_responses  # noqa: E402
+import standin as standin_module  # noqa: E402
+from standin import DEFAULT_REPLY, StandIn, Violation, check_anthropic, check_chat, check_responses  # noqa: E402
+from standin_script import ScriptError, parse_script  # noqa: E402
 
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
@@ -197,6 +199,154 @@ class ServerTest(unittest.TestCase):
             ("anthropic-messages", 200, None), ("anthropic-messages", 400, "first-message-user"),
             ("openai-completions", 200, None), ("openai-completions", 400, "call-without-result"),
             ("openai-responses", 200, None), ("openai-responses", 400, "call-without-output")])
+
+
+def sse_events(data):
+    """(event, parsed data) for each event of an SSE body."""
+    out = []
+    for block in data.split("\n\n"):
+        lines = block.strip().splitlines()
+        if not lines:
+            continue
+        event = next((l[len("event: "):] for l in lines if l.startswith("event: ")), None)
+        payload = next((l[len("data: "):] for l in lines if l.startswith("data: ")), None)
+        out.append((event, json.loads(payload) if payload else None))
+    return out
+
+
+def streamed(events):
+    """What a streamed message says: its blocks (type and text, thinking or call), its stop reason,
+    and whether it ended with message_stop."""
+    blocks, stop = {}, None
+    for event, data in events:
+        if event == "content_block_start":
+            blocks[data["index"]] = dict(data["content_block"])
+            blocks[data["index"]].setdefault("json", "")
+        elif event == "content_block_delta":
+            block, delta = blocks[data["index"]], data["delta"]
+            if delta["type"] == "text_delta":
+                block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] += delta["signature"]
+            elif delta["type"] == "input_json_delta":
+                block["json"] += delta["partial_json"]
+        elif event == "message_delta":
+            stop = data["delta"]["stop_reason"]
+    return [blocks[i] for i in sorted(blocks)], stop, bool(events) and events[-1][0] == "message_stop"
+
+
+class ScriptTest(unittest.TestCase):
+    """Each kind of scripted reply comes out as the Messages API would send it, in the script's order."""
+
+    SCRIPT = [
+        "Plain text.",
+        {"thinking": "Let me think.", "text": "Thought about it."},
+        {"text": "Two calls.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}},
+                                               {"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": "This stream breaks in the middle of it.", "fail": "close"},
+        {"text": "This one gets an error event half-way.", "fail": "error_event", "error": "Overloaded"},
+        {"status": 529, "error": "Overloaded"},
+        {"status": 500},
+        {"status": 400, "error": "prompt is too long"},
+        {"text": "A slow answer.", "delay": 0.25},
+        {"summary": "## Goal\nThe summary."},
+        {"text": "one two three four five six seven", "deltas": 3},
+    ]
+
+    def post(self, port, body=GOOD_ANTHROPIC):
+        return ServerTest.post(self, port, "/v1/messages", body)
+
+    def test_each_kind_in_order_then_the_default(self):
+        slept = []
+        real_sleep = standin_module.time.sleep
+        standin_module.time.sleep = slept.append  # the slow reply's pauses are counted, not waited for
+        try:
+            with StandIn(script=self.SCRIPT) as server:
+                answers = [self.post(server.port) for _ in range(len(self.SCRIPT) + 1)]
+                log = server.requests()
+        finally:
+            standin_module.time.sleep = real_sleep
+        ok = [(streamed(sse_events(data)) if status == 200 else (status, json.loads(data))) for status, _, data in answers]
+
+        self.assertEqual(ok[0], ([{"type": "text", "text": "Plain text.", "json": ""}], "end_turn", True))
+        blocks, stop, complete = ok[1]
+        self.assertEqual([b["type"] for b in blocks], ["thinking", "text"])
+        self.assertEqual(blocks[0]["thinking"], "Let me think.")
+        self.assertTrue(blocks[0]["signature"])
+        self.assertEqual(blocks[1]["text"], "Thought about it.")
+        blocks, stop, complete = ok[2]
+        self.assertEqual([b["type"] for b in blocks], ["text", "tool_use", "tool_use"])
+        self.assertEqual([(b["name"], json.loads(b["json"])) for b in blocks[1:]],
+                         [("bash", {"command": "ls"}), ("read", {"path": "a.txt"})])
+        self.assertEqual(len({b["id"] for b in blocks[1:]}), 2)
+        self.assertEqual((stop, complete), ("tool_use", True))
+        blocks, stop, complete = ok[3]
+        self.assertFalse(complete)
+        self.assertIsNone(stop)
+        self.assertTrue("This stream breaks in the middle of it.".startswith(blocks[0]["text"]))
+        self.assertNotEqual(blocks[0]["text"], "This stream breaks in the middle of it.")
+        events = sse_events(answers[4][2])
+        self.assertEqual(events[-1][0], "error")
+        self.assertEqual(events[-1][1]["error"], {"type": "overloaded_error", "message": "Overloaded"})
+        self.assertEqual(ok[5], (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
+        self.assertEqual((ok[6][0], ok[6][1]["error"]["type"]), (500, "api_error"))
+        self.assertEqual((ok[7][0], ok[7][1]["error"]["type"]), (400, "invalid_request_error"))
+        self.assertEqual(ok[8][0][0]["text"], "A slow answer.")
+        self.assertEqual(slept, [0.25] * (len(sse_events(answers[8][2])) - 1))
+        self.assertEqual(ok[9][0][0]["text"], "## Goal\nThe summary.")
+        self.assertEqual(ok[10][0][0]["text"], "one two three four five six seven")
+        self.assertEqual(sum(1 for e, d in sse_events(answers[10][2]) if e == "content_block_delta"), 3)
+        self.assertEqual(ok[11][0][0]["text"], DEFAULT_REPLY)
+        self.assertEqual([r["status"] for r in log], [200, 200, 200, 200, 200, 529, 500, 400, 200, 200, 200, 200])
+        self.assertEqual([r["reply"] for r in log], list(range(1, 12)) + [None])
+
+    def test_a_request_that_breaks_a_rule_consumes_no_reply(self):
+        with StandIn(script=["first", "second"]) as server:
+            bad = broken(GOOD_ANTHROPIC, lambda b: b["messages"].pop(0))
+            self.assertEqual(self.post(server.port, bad)[0], 400)
+            first = streamed(sse_events(self.post(server.port)[2]))[0][0]["text"]
+            self.assertEqual(self.post(server.port, bad)[0], 400)
+            second = streamed(sse_events(self.post(server.port)[2]))[0][0]["text"]
+        self.assertEqual((first, second), ("first", "second"))
+
+    def test_a_reply_with_when_waits_for_a_request_that_holds_its_text(self):
+        def asking(text):
+            return {"model": "m", "stream": True, "messages": [{"role": "user", "content": text}]}
+        script = [{"text": "prefix summary", "when": "# Conversation"}, {"text": "history summary", "when": "<conversation>"}, "plain"]
+        with StandIn(script=script) as server:
+            got = [streamed(sse_events(self.post(server.port, asking(t))[2]))[0][0]["text"]
+                   for t in ("<conversation>\nold", "# Conversation\nnew", "anything", "anything")]
+        self.assertEqual(got, ["history summary", "prefix summary", "plain", DEFAULT_REPLY])
+
+    def test_tool_call_ids_differ_between_replies(self):
+        call = {"tool_calls": [{"name": "ls", "arguments": {}}]}
+        with StandIn(script=[call, call]) as server:
+            ids = [streamed(sse_events(self.post(server.port)[2]))[0][0]["id"] for _ in range(2)]
+        self.assertNotEqual(ids[0], ids[1])
+        for i in ids:
+            self.assertRegex(i, r"^[a-zA-Z0-9_-]+$")
+
+    def test_other_apis_keep_the_default_text_and_leave_the_script(self):
+        with StandIn(script=["scripted"]) as server:
+            data = ServerTest.post(self, server.port, "/v1/chat/completions", GOOD_CHAT)[2]
+            self.assertIn("\"stand-in \"", data)
+            self.assertNotIn("scripted", data)
+            self.assertIn("scripted", streamed(sse_events(self.post(server.port)[2]))[0][0]["text"])
+
+    def test_a_bad_script_is_refused_with_the_reply_and_the_reason(self):
+        for script, words in ((["ok", {"txt": "typo"}], "script[1]: unknown field(s) txt"),
+                              ([{"text": "one", "fail": "close"}], "script[0].fail: a reply that fails half-way"),
+                              ([{"fail": "later", "text": "a b"}], "script[0].fail: 'later' is not one of"),
+                              ([{"status": 200}], "script[0].status"),
+                              ([{"tool_calls": [{"arguments": {}}]}], "script[0].tool_calls[0]"),
+                              ([{}], "script[0]: the reply says nothing"),
+                              ([{"text": "a b", "deltas": 0}], "script[0].deltas"),
+                              ({"text": "x"}, "a script is a list")):
+            with self.assertRaises(ScriptError) as caught:
+                parse_script(script)
+            self.assertIn(words, str(caught.exception))
 
 
 class SentTest(unittest.TestCase):

@@ -1,0 +1,166 @@
+"""Scripted replies for the stand-in: what it answers to each accepted request, turn by turn.
+
+A script is a list of replies, consumed one per accepted request (a request that breaks a rule is
+answered 400 and consumes nothing); when it runs out, the stand-in's default text is sent. A reply
+is a string (that text) or an object with these fields, all optional:
+
+  text        the answer's text
+  thinking    a thinking block before it (sent with a signature, as the API does)
+  tool_calls  [{"name": "bash", "arguments": {...}}, ...]: calls in one message (ids are made
+              from the reply's number, so they are unique in a conversation and reproducible)
+  delay       seconds between two deltas: a reply slow enough to be aborted
+  deltas      how many deltas the text comes in (default: one per word); long texts take few,
+              since pi prints the whole message so far with every delta
+  fail        "close" (the connection closes half-way) or "error_event" (an `error` event half-way)
+  status      an HTTP error status instead of a stream (500 and 529 are retried by pi, 400 is not)
+  error       the error's message, with status or fail="error_event"
+  summary     the text of a compaction summary (the same as text; it says what the reply is for)
+  when        a text the request's last message must hold for this reply to be used: for requests
+              whose order is not fixed (pi 0.78 asks for a compaction's two summaries at once)
+
+The stand-in answers a request with the first unused reply whose `when` (if any) the request
+holds; without `when`, that is simply the next reply.
+
+Only the Anthropic Messages stream is scripted; the other two APIs always send the default text.
+"""
+import json
+
+FIELDS = {"text", "thinking", "tool_calls", "delay", "deltas", "fail", "status", "error", "summary", "when"}
+FAILS = ("close", "error_event")
+# The error type the Messages API names for a status (its documented errors).
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+               500: "api_error", 529: "overloaded_error"}
+
+
+class ScriptError(ValueError):
+    pass
+
+
+def parse_script(items, where="script"):
+    """The script's replies in a checked, normalized form; ScriptError names the reply and the reason."""
+    if not isinstance(items, list):
+        raise ScriptError(f"{where}: a script is a list of replies")
+    return [parse_reply(item, f"{where}[{i}]") for i, item in enumerate(items)]
+
+
+def parse_reply(item, where):
+    if isinstance(item, str):
+        item = {"text": item}
+    if not isinstance(item, dict):
+        raise ScriptError(f"{where}: a reply is a string or an object")
+    unknown = set(item) - FIELDS
+    if unknown:
+        raise ScriptError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    reply = {"text": item.get("text", item.get("summary")), "thinking": item.get("thinking"),
+             "tool_calls": item.get("tool_calls") or [], "delay": float(item.get("delay", 0)), "deltas": item.get("deltas"),
+             "fail": item.get("fail"), "status": item.get("status"), "error": item.get("error"), "when": item.get("when")}
+    if "text" in item and "summary" in item:
+        raise ScriptError(f"{where}: text and summary are the same thing; give one")
+    for k, call in enumerate(reply["tool_calls"]):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(call.get("arguments", {}), dict):
+            raise ScriptError(f"{where}.tool_calls[{k}]: a call is {{\"name\": str, \"arguments\": object}}")
+    if reply["fail"] is not None and reply["fail"] not in FAILS:
+        raise ScriptError(f"{where}.fail: {reply['fail']!r} is not one of {', '.join(FAILS)}")
+    if reply["deltas"] is not None and not (isinstance(reply["deltas"], int) and reply["deltas"] >= 1):
+        raise ScriptError(f"{where}.deltas: a count of one or more is expected")
+    if reply["fail"] is not None and len(_pieces(reply["text"] or "")) < 2:
+        raise ScriptError(f"{where}.fail: a reply that fails half-way needs a text of two words or more")
+    if reply["status"] is not None and not (isinstance(reply["status"], int) and 400 <= reply["status"] <= 599):
+        raise ScriptError(f"{where}.status: an HTTP error status (400-599) is expected")
+    if reply["status"] is None and reply["text"] is None and reply["thinking"] is None and not reply["tool_calls"]:
+        raise ScriptError(f"{where}: the reply says nothing (no text, thinking, tool_calls or status)")
+    return reply
+
+
+def last_message_text(body):
+    """The text of a Messages request's last message, where a `when` looks."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def pick_reply(replies, used, body):
+    """The index of the reply for this request: the first unused one whose `when` holds, or None."""
+    text = None
+    for i, reply in enumerate(replies):
+        if i in used:
+            continue
+        if reply["when"] is None:
+            return i
+        if text is None:
+            text = last_message_text(body)
+        if reply["when"] in text:
+            return i
+    return None
+
+
+def anthropic_error_body(status, message):
+    return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+
+def _sse(event, data):
+    return (f"event: {event}\ndata: " + json.dumps(data) + "\n\n").encode()
+
+
+def _pieces(text, count=None):
+    """The text in deltas: one per word, or `count` runs of words of about the same length."""
+    words = text.split(" ")
+    words = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    if count is None or count >= len(words):
+        return words
+    size = -(-len(words) // count)  # ceiling: at most `count` pieces
+    return ["".join(words[i:i + size]) for i in range(0, len(words), size)]
+
+
+def tool_call_id(number, k):
+    """The id of call k of reply `number`: unique in a conversation, the same in every recording."""
+    return f"toolu_{number:02d}_{k + 1}"
+
+
+def anthropic_stream(reply, number, model):
+    """The reply as the Messages API streams it: SSE chunks, in order. A reply that fails half-way
+    stops after its first half (the caller then closes the connection)."""
+    yield _sse("message_start", {"type": "message_start", "message": {
+        "id": f"msg_standin_{number:02d}", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+    index = 0
+    deltas = 0
+    if reply["thinking"] is not None:
+        yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+        for piece in _pieces(reply["thinking"]):
+            deltas += 1
+            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": "thinking_delta", "thinking": piece}})
+        yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                           "delta": {"type": "signature_delta", "signature": f"standin-signature-{number:02d}"}})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+    if reply["text"] is not None:
+        pieces = _pieces(reply["text"], reply["deltas"])
+        yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+        for n, piece in enumerate(pieces):
+            if reply["fail"] and n == max(1, len(pieces) // 2):
+                if reply["fail"] == "error_event":
+                    yield _sse("error", anthropic_error_body(529, reply["error"] or "Overloaded"))
+                return
+            deltas += 1
+            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": "text_delta", "text": piece}})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+    for k, call in enumerate(reply["tool_calls"]):
+        yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": tool_call_id(number, k), "name": call["name"], "input": {}}})
+        deltas += 1
+        yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.get("arguments", {}))}})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+    stop = "tool_use" if reply["tool_calls"] else "end_turn"
+    yield _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                 "usage": {"output_tokens": deltas}})
+    yield _sse("message_stop", {"type": "message_stop"})
