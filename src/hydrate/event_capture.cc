@@ -132,7 +132,7 @@ struct Action {
   std::uint64_t line = 0, column = 0;  // the event object's
   std::size_t begin = 0, end = 0;      // the span, in the capture
   std::uint64_t span_column = 0;       // its column in the capture line
-  std::uint64_t stream_key = 0;
+  std::string stream_key;              // as written, or "": none
   std::string text;
   std::string timestamp;  // a message timestamp as written, or ""
 };
@@ -161,7 +161,7 @@ class CaptureReader {
     end_stream(true);
     if (!out_.ok()) return std::move(out_);
     if (!has_conversation_) {
-      error(1, 1,
+      error(0, 0,  // the whole capture
             "no conversation in the capture: no message_end of a user, assistant or tool result, no compaction and "
             "no interrupted assistant message (is it pi's stdout in --mode json or --mode rpc?)");
       return std::move(out_);
@@ -266,10 +266,10 @@ class CaptureReader {
       const Value* message = member(event, "message");
       if (message != nullptr && string_member(*message, "role") == std::string("assistant")) {
         end_stream(true);
-        open_stream(object);
+        open_stream(object, timestamp_text(span_of(object, "message").first));
       }
     } else if (type == "message_update") {
-      if (!stream_) open_stream(object);  // the capture began inside the stream
+      if (!stream_) open_stream(object, "");  // the capture began inside the stream
       const auto span = span_of(object, "assistantMessageEvent");
       if (span.second != 0) {
         Action a = action_at(object, Action::Form::kChunk, "pi.chunk", "message_update");
@@ -436,9 +436,11 @@ class CaptureReader {
     model_ = Model{*provider, *id, string_member(model, "api").value_or("")};
   }
 
-  void open_stream(std::size_t object) {
+  // `key`: the message's timestamp, which R6 gives the message it rebuilds;
+  // without one the chunks are a run (R6).
+  void open_stream(std::size_t object, std::string key) {
     stream_ = true;
-    stream_key_ = line_;
+    stream_key_ = std::move(key);
     stream_line_ = line_;
     stream_column_ = column_of(object);
     stream_chunks_.clear();
@@ -504,7 +506,9 @@ class CaptureReader {
     switch (a.form) {
       case Action::Form::kMessage: t += "{\"message\":", copy_span(), t += "}"; break;
       case Action::Form::kChunk:
-        t += "{\"streamKey\":" + std::to_string(a.stream_key) + ",\"event\":", copy_span(), t += "}";
+        t += a.stream_key.empty() ? "{\"event\":" : "{\"streamKey\":" + a.stream_key + ",\"event\":";
+        copy_span();
+        t += "}";
         break;
       case Action::Form::kCompaction: copy_span(); break;
       case Action::Form::kCompactionEntry: t += "{\"result\":", copy_span(), t += "}"; break;
@@ -546,7 +550,8 @@ class CaptureReader {
   bool has_conversation_ = false;
   // The assistant message streaming now, and its deltas.
   bool stream_ = false;
-  std::uint64_t stream_key_ = 0, stream_line_ = 0, stream_column_ = 0;
+  std::string stream_key_;
+  std::uint64_t stream_line_ = 0, stream_column_ = 0;
   std::vector<Action> stream_chunks_;
   std::optional<std::string> session_id_, created_at_, cwd_, title_, thinking_;
   std::uint64_t session_line_ = 0;

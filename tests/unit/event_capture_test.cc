@@ -229,7 +229,7 @@ TEST(EventCaptureE7, AFinishedStreamGivesOnlyItsFinalMessage) {
 TEST(EventCaptureE7, ACutOffStreamBecomesChunks) {
   const std::string delta = R"({"type":"text_delta","contentIndex":0,"delta":"Hel"})";
   const EventCapture c = convert(
-      kUser + "\n" + R"({"type":"message_start","message":{"role":"assistant","content":[]}})" + "\n" +
+      kUser + "\n" + R"({"type":"message_start","message":{"role":"assistant","content":[],"timestamp":77}})" + "\n" +
       R"({"type":"message_update","usage":{},"assistantMessageEvent":)" + delta + "}\n" +
       R"({"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"lo"}})" +
       "\n");
@@ -238,7 +238,7 @@ TEST(EventCaptureE7, ACutOffStreamBecomesChunks) {
   EXPECT_EQ(kind_of(lines[2]), "pi.chunk");
   EXPECT_EQ(kind_of(lines[3]), "pi.chunk");
   const auto chunk = parse(lines[2]);
-  EXPECT_EQ(chunk["data"]["streamKey"].GetInt(), 2);  // the line of its message_start
+  EXPECT_EQ(chunk["data"]["streamKey"].GetInt(), 77);  // its message_start's timestamp
   EXPECT_NE(lines[2].find(delta), std::string::npos);
   EXPECT_EQ(c.origins[2].line, 3u);
 }
@@ -251,6 +251,7 @@ TEST(EventCaptureE7, AStreamCutOffByTheNextRunBecomesChunksThere) {
   const auto lines = lines_of(c.thread);
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(kind_of(lines[2]), "pi.chunk");
+  EXPECT_FALSE(parse(lines[2])["data"].HasMember("streamKey"));  // no timestamp: a run (R6)
   EXPECT_EQ(kind_of(lines[3]), "pi.user");
 }
 
@@ -402,7 +403,7 @@ TEST(EventCaptureLibrary, NothingIsWrittenForACaptureWithoutAConversation) {
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(r.input_converted);
   EXPECT_TRUE(sink.text.empty());
-  EXPECT_EQ(codes(r.report.diagnostics), "PH604@1:2 PH603@1:1 ");
+  EXPECT_EQ(codes(r.report.diagnostics), "PH604@1:2 PH603@0:0 ");
 }
 
 }  // namespace
