@@ -156,7 +156,7 @@ void add_hydrate_options(cxxopts::Options& options) {
   options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
                                           cxxopts::value<std::string>())(
       "session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())(
-      "events", "Capture of pi's stdout in --mode json or rpc (docs/events.md), or - for stdin",
+      "events", "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
       cxxopts::value<std::string>())("cwd", "Working directory for the new session (made absolute)",
                                      cxxopts::value<std::string>())("o,output", "Output file, or - for stdout",
                                                                     cxxopts::value<std::string>())(

@@ -269,9 +269,9 @@ class CaptureReader {
         open_stream(object, timestamp_text(span_of(object, "message").first));
       }
     } else if (type == "message_update") {
-      if (!stream_) open_stream(object, "");  // the capture began inside the stream
       const auto span = span_of(object, "assistantMessageEvent");
       if (span.second != 0) {
+        if (!stream_) open_stream(object, "");  // the capture began inside the stream
         Action a = action_at(object, Action::Form::kChunk, "pi.chunk", "message_update");
         a.stream_key = stream_key_;
         a.begin = span.first;
