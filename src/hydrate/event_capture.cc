@@ -35,6 +35,9 @@ void EventCapture::map_back(Diagnostic& d) const {
   // "entries[3] (id "L12"): ..." or "entries[3].data.message: ...": the
   // thread's path means nothing to the capture's reader; the event's type does.
   const std::string& m = d.message;
+  // The thread's own syntax errors (PH601) are the capture's JSON, seen again.
+  const std::string not_a_thread = "not a thread export: ";
+  if (m.rfind(not_a_thread, 0) == 0) d.message = o.event + (": " + m.substr(not_a_thread.size()));
   if (m.rfind("entries[", 0) != 0) return;
   std::size_t at = m.find(']');
   if (at == std::string::npos) return;

@@ -3,6 +3,8 @@
 // capture's line:column, nothing written for a capture without a conversation.
 #include "hydrate/event_capture.h"
 
+#include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -395,6 +397,36 @@ TEST(EventCaptureLibrary, AnOrphanResultIsReportedAtItsLine) {
   ASSERT_EQ(r.report.diagnostics.size(), 1u) << codes(r.report.diagnostics);
   EXPECT_EQ(r.report.diagnostics[0].code, Code::kOrphanToolResult);
   EXPECT_EQ(r.report.diagnostics[0].line, 3u);
+}
+
+TEST(EventCaptureLibrary, AMessageTooDeepIsRefusedAtItsByte) {
+  CollectingSink sink;
+  const std::string deep = std::string(600, '[') + std::string(600, ']');
+  const HydrateResult r = hydrate(R"({"type":"message_end","message":{"role":"user","content":)" + deep + "}}\n", sink);
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.report.diagnostics.size(), 1u) << codes(r.report.diagnostics);
+  const Diagnostic& d = r.report.diagnostics[0];
+  EXPECT_EQ(d.code, Code::kThreadExportInvalid);
+  EXPECT_EQ(d.line, 1u);
+  EXPECT_GT(d.column, 55u);  // inside the copied message, not at the event's start
+  EXPECT_EQ(d.message.rfind("message_end: invalid JSON", 0), 0u) << d.message;
+}
+
+TEST(EventCaptureLibrary, AFileAStreamAndBytesGiveTheSameSession) {
+  const std::string path = std::string(PIHYDRATE_SOURCE_DIR) + "/tests/golden/events/json-two-runs/input.jsonl";
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  HydrateRequest request;
+  request.cwd = "/tmp";
+  CollectingSink from_file, from_stream, from_bytes;
+  std::istringstream stream(bytes.str());
+  ASSERT_TRUE(hydrate_events(Input::file(path), request, Output::lines(from_file)).ok);
+  ASSERT_TRUE(hydrate_events(Input::stream(stream), request, Output::lines(from_stream)).ok);
+  ASSERT_TRUE(hydrate_events(Input::bytes(bytes.str()), request, Output::lines(from_bytes)).ok);
+  EXPECT_EQ(from_file.text, from_stream.text);
+  EXPECT_EQ(from_file.text, from_bytes.text);
+  EXPECT_EQ(std::count(from_file.text.begin(), from_file.text.end(), '\n'), 9);
 }
 
 TEST(EventCaptureLibrary, NothingIsWrittenForACaptureWithoutAConversation) {
