@@ -24,7 +24,7 @@ _pi_hydrate() {
     esac
   fi
 
-  local hydrate_options="--thread --session --cwd -o --output --session-dir --agent-dir --force
+  local hydrate_options="--thread --session --events --cwd -o --output --session-dir --agent-dir --force
     --allow-missing-cwd --no-verify --report --leaf --label --tools --flatten-max-chars --thinking
     --prune-compacted --session-id --timestamp --partial --no-trailer --pi-version --max-line-bytes
     --max-depth --max-entries --help"
@@ -47,7 +47,7 @@ _pi_hydrate() {
     --cwd | --session-dir | --agent-dir | --process-cwd)
       mapfile -t COMPREPLY < <(compgen -d -- "$cur")
       return 0 ;;
-    --thread | --session | -o | --output)
+    --thread | --session | --events | -o | --output)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0 ;;
     --leaf | --label | --session-id | --timestamp | --flatten-max-chars | --max-line-bytes | --max-depth | \
@@ -61,7 +61,7 @@ _pi_hydrate() {
   fi
 
   if [[ -z "$command" ]]; then
-    mapfile -t COMPREPLY < <(compgen -W "hydrate validate tree context --thread --session --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "hydrate validate tree context --thread --session --events --help --version" -- "$cur")
     return 0
   fi
   if [[ "$cur" == -* ]]; then

@@ -4,7 +4,7 @@
 set -l commands hydrate validate tree context
 
 # The command word, or none yet (an option first means the main job).
-complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a hydrate -d 'Hydrate a thread export or a session'
+complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a hydrate -d 'Hydrate a thread export, a session or an event capture'
 complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a validate -d 'Check session files the way pi loads them'
 complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a tree -d 'Show the session tree as pi reads it'
 complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a context -d 'Show the conversation pi will send'
@@ -15,6 +15,7 @@ complete -c pi-hydrate -s h -l help -d 'Print the options'
 set -l hydrating "not __fish_seen_subcommand_from validate tree context"
 complete -c pi-hydrate -n $hydrating -r -F -l thread -d 'Thread export to hydrate, or - for stdin'
 complete -c pi-hydrate -n $hydrating -r -F -l session -d 'pi session to hydrate, or - for stdin'
+complete -c pi-hydrate -n $hydrating -r -F -l events -d "Capture of pi's --mode json or rpc stdout, or - for stdin"
 complete -c pi-hydrate -n $hydrating -x -a '(__fish_complete_directories)' -l cwd -d 'Working directory of the new session'
 complete -c pi-hydrate -n $hydrating -r -F -s o -l output -d 'Output file, or - for stdout'
 complete -c pi-hydrate -n $hydrating -x -a '(__fish_complete_directories)' -l session-dir -d 'Write DIR/<timestamp>_<id>.jsonl'
@@ -31,8 +32,8 @@ complete -c pi-hydrate -n $hydrating -x -a 'keep drop' -l thinking -d 'Thinking 
 complete -c pi-hydrate -n $hydrating -l prune-compacted -d 'Leave out entries the latest compaction hides'
 complete -c pi-hydrate -n $hydrating -x -l session-id -d 'Session id of the output'
 complete -c pi-hydrate -n $hydrating -x -l timestamp -d 'Header timestamp of the output (ISO-8601)'
-complete -c pi-hydrate -n $hydrating -x -a 'drop keep text' -l partial -d 'Thread: an interrupted chunk stream'
-complete -c pi-hydrate -n $hydrating -l no-trailer -d 'Thread: no trailer entries'
+complete -c pi-hydrate -n $hydrating -x -a 'drop keep text' -l partial -d 'Thread, events: an interrupted chunk stream'
+complete -c pi-hydrate -n $hydrating -l no-trailer -d 'Thread, events: no trailer entries'
 complete -c pi-hydrate -n $hydrating -x -l max-line-bytes -d 'Longest session line read'
 complete -c pi-hydrate -n $hydrating -x -l max-depth -d 'Deepest JSON nesting read'
 complete -c pi-hydrate -n $hydrating -x -l max-entries -d 'Most entries read'

@@ -72,6 +72,8 @@ enum class Code : std::uint16_t {
 
   kThreadExportInvalid = 601,
   kThreadEntrySkipped = 602,
+  kEventCaptureInvalid = 603,
+  kEventSkipped = 604,
 
   kBranchNotFound = 701,
 

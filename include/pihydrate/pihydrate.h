@@ -1,5 +1,5 @@
 // The library's jobs, one call each: validate a file, hydrate a pi session,
-// hydrate a thread export, show the tree pi reads (session_tree.h) and the
+// hydrate a thread export or a capture of pi's events, show the tree pi reads (session_tree.h) and the
 // conversation it sends when it resumes (context.h). Each does what the pi-hydrate command does and
 // writes the same bytes; the command is a thin shell over them
 // (docs/library.md). The lower-level headers stay available for callers who
@@ -132,8 +132,9 @@ struct ProcessHooks {
   // (such a SIGBUS ends the process).
   std::function<std::string(const Diagnostic&)> exit_on_shrunk_input;
   // Called as each phase of the job starts, with its name ("reading the
-  // session", "converting the thread export", "writing the session",
-  // "verifying the output"), on the calling thread: for a progress display.
+  // session", "converting the event capture", "converting the thread
+  // export", "writing the session", "verifying the output"), on the calling
+  // thread: for a progress display.
   std::function<void(const char* phase)> on_phase;
 };
 
@@ -143,6 +144,11 @@ HydrateResult hydrate_session(const Input& input, const HydrateRequest& request,
                               const ProcessHooks& hooks = {});
 // Hydrates a thread export (docs/thread-export.md), the same way.
 HydrateResult hydrate_thread(const Input& input, const HydrateRequest& request, const Output& output,
+                             const ProcessHooks& hooks = {});
+// Hydrates a capture of pi's stdout in --mode json or --mode rpc (docs/events.md):
+// mapped to a thread export, then hydrated as one. Diagnostics are at the
+// capture's line:column; report.entries_read counts its events.
+HydrateResult hydrate_events(const Input& input, const HydrateRequest& request, const Output& output,
                              const ProcessHooks& hooks = {});
 
 // What pi sends when it resumes a session (`pi-hydrate context`).

@@ -25,7 +25,7 @@ const Command kCommands[] = {
      &run_tree},
     {"context", "show the conversation pi sends when it resumes a session", "pi-hydrate context --full s.jsonl",
      &run_context},
-    {"hydrate", "the same as the top-level --thread/--session form", nullptr, &run_hydrate},
+    {"hydrate", "the same as the top-level --thread/--session/--events form", nullptr, &run_hydrate},
 };
 
 constexpr const char* kVersion = PIHYDRATE_VERSION;
@@ -34,11 +34,15 @@ constexpr const char* kCommit = PIHYDRATE_COMMIT;  // short hash, "-dirty" if ch
 void print_usage(std::ostream& out) {
   out << "pi-hydrate " << kVersion << ": make pi sessions resume anywhere\n"
       << "\n"
-      << "Hydrate a thread export (the main job) or a pi session for a new working directory:\n"
+      << "Hydrate a thread export (the main job), a pi session or a capture of pi's events for a new\n"
+      << "working directory:\n"
       << "  pi-hydrate --thread FILE --cwd DIR [-o OUT] [options]\n"
       << "      pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl && pi --session s.jsonl\n"
       << "  pi-hydrate --session FILE --cwd DIR [-o OUT] [options]\n"
       << "      pi --session \"$(pi-hydrate --session old.jsonl --cwd \"$PWD\")\"\n"
+      << "  pi-hydrate --events FILE --cwd DIR [-o OUT] [options]\n"
+      << "      pi --mode json -p \"...\" > capture.jsonl; pi-hydrate --events capture.jsonl --cwd /sandbox -o "
+         "s.jsonl\n"
       << "  Without -o the session goes where pi looks ($PI_CODING_AGENT_SESSION_DIR, else\n"
       << "  $PI_CODING_AGENT_DIR/sessions/--<cwd>--/) and its path is printed: `pi --continue` finds it.\n"
       << "\n"

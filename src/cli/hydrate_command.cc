@@ -1,6 +1,7 @@
 // `pi-hydrate --session in.jsonl --cwd DIR -o out.jsonl`: options, the
 // request they make, and the summary. The work, from reading the input to
-// committing the output, is the library's (hydrate_session, hydrate_thread).
+// committing the output, is the library's (hydrate_session, hydrate_thread,
+// hydrate_events).
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -46,6 +47,11 @@ the validator (--no-verify skips that), fsynced and renamed. Nothing is left
 behind on failure. An existing target is refused without --force, and so is
 the input itself. Created files have mode 0600.
 
+An event capture (--events) is what pi printed on stdout in --mode json or
+--mode rpc, one or more runs of one session (docs/events.md): its messages
+are mapped to a thread export and hydrated as one. Lines that are not JSON
+are reported and skipped.
+
 Tool calls (--tools): pair (default) keeps toolCall/toolResult structure and
 repairs it so every call is followed by its results; flatten turns calls and
 results into plain text, each result cut to --flatten-max-chars.
@@ -56,6 +62,7 @@ verification (nothing written); 2 usage or I/O failure, or a refused target.
 Examples:
   pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl
   pi-hydrate --session old.jsonl --cwd /sandbox -o new.jsonl
+  pi --mode json -p "..." | tee capture.jsonl; pi-hydrate --events capture.jsonl --cwd /sandbox -o s.jsonl
   cd /sandbox && pi-hydrate --thread t.json --cwd . && pi --continue
   pi --session "$(pi-hydrate --session old.jsonl --cwd "$PWD")"
   pi-hydrate --session s.jsonl --cwd /work --label before-refactor --tools flatten -o -
@@ -144,12 +151,15 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
 
 void add_hydrate_options(cxxopts::Options& options) {
   options.custom_help(
-      "(--thread FILE|- | --session FILE|-) --cwd DIR [-o FILE|- | --session-dir DIR | --agent-dir DIR] [options]");
+      "(--thread FILE|- | --session FILE|- | --events FILE|-) --cwd DIR [-o FILE|- | --session-dir DIR | --agent-dir "
+      "DIR] [options]");
   options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
                                           cxxopts::value<std::string>())(
       "session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())(
-      "cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())(
-      "o,output", "Output file, or - for stdout", cxxopts::value<std::string>())(
+      "events", "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
+      cxxopts::value<std::string>())("cwd", "Working directory for the new session (made absolute)",
+                                     cxxopts::value<std::string>())("o,output", "Output file, or - for stdout",
+                                                                    cxxopts::value<std::string>())(
       "session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())(
       "agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())(
       "force", "Replace an existing output file")("allow-missing-cwd", "Do not require --cwd to exist")(
@@ -165,9 +175,10 @@ void add_hydrate_options(cxxopts::Options& options) {
       "prune-compacted", "Leave out entries the latest compaction hides from the context")(
       "session-id", "Session id of the output (pi's session-id rule)", cxxopts::value<std::string>())(
       "timestamp", "Header timestamp of the output (ISO-8601)", cxxopts::value<std::string>())(
-      "partial", "Thread: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text",
+      "partial",
+      "Thread, events: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text",
       cxxopts::value<std::string>()->default_value("drop"))(
-      "no-trailer", "Thread: do not append session_info / model_change / thinking_level_change")(
+      "no-trailer", "Thread, events: do not append session_info / model_change / thinking_level_change")(
       "pi-version", "Read the input as this pi version does: 0.78 or 1.5",
       cxxopts::value<std::string>()->default_value("1.5"))("h,help", "Print this help");
   // The same memory caps as validate (docs/reliability.md); they apply to the
@@ -277,15 +288,17 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     return kExitOk;
   }
   if (!parsed.unmatched().empty()) return fail_usage(err, "unexpected argument '" + parsed.unmatched()[0] + "'");
-  if (parsed.count("session") + parsed.count("thread") != 1)
-    return fail_usage(err, "give exactly one input: --thread FILE (a thread export) or --session FILE (a pi session)");
+  if (parsed.count("session") + parsed.count("thread") + parsed.count("events") != 1)
+    return fail_usage(err,
+                      "give exactly one input: --thread FILE (a thread export), --session FILE (a pi session) or "
+                      "--events FILE (a capture of pi's events)");
   HydrateRequest request;
   if (std::string usage = parse_request(parsed, request); !usage.empty()) return fail_usage(err, usage);
   const bool json = parsed["report"].as<std::string>() == "json";
   const bool force = parsed.count("force") > 0;
 
-  const bool is_thread = parsed.count("thread") > 0;
-  const std::string input_path = parsed[is_thread ? "thread" : "session"].as<std::string>();
+  const char* input_option = parsed.count("thread") ? "thread" : parsed.count("events") ? "events" : "session";
+  const std::string input_path = parsed[input_option].as<std::string>();
   const Input input = input_path == "-" ? Input::stream(in, "<stdin>") : Input::file(input_path);
   StreamSink stdout_sink(out);
   const bool to_stdout = parsed.count("output") && parsed["output"].as<std::string>() == "-";
@@ -319,13 +332,18 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   // The first phase is named before the library reports it: a line drawn at
   // once never says less than what is happening.
-  std::atomic<const char*> phase{is_thread ? "converting the thread export" : "reading the session"};
+  std::atomic<const char*> phase{input_option == std::string("thread")   ? "converting the thread export"
+                                 : input_option == std::string("events") ? "converting the event capture"
+                                                                         : "reading the session"};
   hooks.on_phase = [&phase](const char* name) { phase.store(name); };
   // Not while the session itself goes to the terminal.
   ProgressLine progress(ProgressLine::wanted(own_process) && !to_stdout,
                         [&phase, &input_path] { return std::string(phase.load()) + ": " + input_path; });
-  const HydrateResult result =
-      is_thread ? hydrate_thread(input, request, output, hooks) : hydrate_session(input, request, output, hooks);
+  using Hydrate = HydrateResult (*)(const Input&, const HydrateRequest&, const Output&, const ProcessHooks&);
+  const Hydrate hydrate = input_option == std::string("thread")   ? hydrate_thread
+                          : input_option == std::string("events") ? hydrate_events
+                                                                  : static_cast<Hydrate>(hydrate_session);
+  const HydrateResult result = hydrate(input, request, output, hooks);
   progress.stop();
   if (to_stdout && result.ok) {
     out.flush();

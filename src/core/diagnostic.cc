@@ -79,6 +79,10 @@ const std::vector<CodeInfo>& all_codes() {
        "the thread export breaks docs/thread-export.md; nothing is written"},
       {Code::kThreadEntrySkipped, Level::kResume, "thread-entry-skipped",
        "a thread entry is left out (unknown kind, aborted compaction, interrupted stream, ...)"},
+      {Code::kEventCaptureInvalid, Level::kLoad, "event-capture-invalid",
+       "the event capture has no conversation, or holds more than one session; nothing is written"},
+      {Code::kEventSkipped, Level::kResume, "event-skipped",
+       "a line of the event capture is left out (not JSON, an unknown event, what a thread cannot carry)"},
 
       {Code::kBranchNotFound, Level::kLoad, "branch-not-found",
        "--leaf or --label names no entry (or the file has no ids to name)"},

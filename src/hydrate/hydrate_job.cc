@@ -1,5 +1,6 @@
 // A whole hydration, as one call (pihydrate.h): the input opened or spooled,
-// a thread export converted into a spooled session, the session hydrated
+// an event capture mapped to a thread export (event_capture.h), a thread
+// export converted into a spooled session, the session hydrated
 // into a temporary output, diagnostics pointed at the input's positions, the
 // output verified (while it is fsynced) and committed.
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 
 #include "core/run_beside.h"
 #include "core/spool_indexer.h"
+#include "hydrate/event_capture.h"
 #include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
 #include "hydrate/mapped_file.h"
@@ -170,16 +172,23 @@ void read_session(const Input& input, OpenInput& in, const IndexOptions& options
   }
 }
 
+// What a hydration reads: a session, a thread export, or an event capture
+// (mapped to a thread export first).
+enum class InputForm { kSession, kThread, kEvents };
+
 // Converts the export into a spooled session; false (with thread.diagnostics) when it cannot.
+// `owned`: the export's text, converted in place (an event capture's thread), instead of the input.
 bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& request, const IndexOptions& options,
-                    const Target& target, const ProcessHooks& hooks, Session& s) {
+                    const Target& target, const ProcessHooks& hooks, Session& s, std::string* owned) {
   ThreadOptions to;
   to.partial = request.partial;
   to.trailer = request.trailer;
   to.max_depth = options.max_depth;
-  auto mapped = in.fd.fd >= 0 ? MappedFile::map(in.fd.fd) : nullptr;
-  std::string bytes;  // the export, when it is not read in place
-  if (!mapped) bytes = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
+  // The export: an event capture's thread text (owned), else the input, mapped or read whole.
+  auto mapped = owned == nullptr && in.fd.fd >= 0 ? MappedFile::map(in.fd.fd) : nullptr;
+  std::string read;  // the input read whole, when it is not mapped
+  if (owned == nullptr && !mapped) read = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
+  std::string& bytes = owned != nullptr ? *owned : read;
   // An export with raw pi entries is put back together from them
   // (raw_thread.h), in memory: it is no bigger than the session pi wrote.
   if (may_carry_raw_entries(mapped ? std::string_view(mapped->data(), mapped->size()) : std::string_view(bytes))) {
@@ -196,6 +205,7 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   // The converter keeps one core busy; the other writes and indexes what it converts.
   SpoolIndexer spool_indexer(s.spool.fd, in.display, options);
   to.spool = [&spool_indexer](SpoolBlock& block) { spool_indexer.append(block); };
+  const int export_fd = owned != nullptr ? -1 : in.fd.fd;
   if (mapped) {
     // What a line copies unchanged from the export is read from the
     // export's file again instead of from the spool: the spool holds only
@@ -214,7 +224,7 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   }
   if (!s.thread.ok()) return false;
   s.index = spool_indexer.finish();
-  s.lines = make_spool_line_source(s.spool.fd, in.fd.fd, spool_indexer.take_layout(), in.display);
+  s.lines = make_spool_line_source(s.spool.fd, export_fd, spool_indexer.take_layout(), in.display);
   return true;
 }
 
@@ -278,8 +288,20 @@ bool verify_output(OutputFile& output, const HydrateRequest& request, const Inde
   return ok;
 }
 
-HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateRequest& request, const Output& output,
+// Points what the thread path reported about a capture's thread at the
+// capture's lines, after the capture's own findings.
+void map_to_capture(const EventCapture& capture, HydrateReport& report) {
+  for (Diagnostic& d : report.diagnostics) capture.map_back(d);
+  Diagnostics all = capture.diagnostics;
+  all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
+  report.diagnostics = std::move(all);
+  for (const auto& [kind, count] : capture.repairs) report.repairs[kind] += count;
+  report.entries_read = capture.events;
+}
+
+HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateRequest& request, const Output& output,
                             const ProcessHooks& hooks) {
+  const bool is_thread = form != InputForm::kSession;
   HydrateOptions ho = hydrate_options(request);
   OpenInput in;
   open_input(input, in);
@@ -295,11 +317,31 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
   auto phase = [&hooks](const char* name) {
     if (hooks.on_phase) hooks.on_phase(name);
   };
-  phase(is_thread ? "converting the thread export" : "reading the session");
+  EventCapture capture;
+  if (form == InputForm::kEvents) {
+    phase("converting the event capture");
+    {
+      // Read whole (captures are not gigabytes, docs/events.md) and freed
+      // once mapped: the thread text is all that is kept.
+      std::string bytes = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
+      capture = convert_event_capture(bytes, in.display);
+    }
+    if (!capture.ok()) {
+      result.input_converted = false;
+      result.report.diagnostics = std::move(capture.diagnostics);
+      return result;
+    }
+  } else {
+    phase(is_thread ? "converting the thread export" : "reading the session");
+  }
   if (is_thread) {
-    if (!convert_thread(input, in, request, input_index, target, hooks, s)) {
+    std::string* owned = form == InputForm::kEvents ? &capture.thread : nullptr;
+    const bool converted = convert_thread(input, in, request, input_index, target, hooks, s, owned);
+    if (owned != nullptr) *owned = std::string();  // converted: its text is not needed any more
+    if (!converted) {
       result.input_converted = false;
       result.report.diagnostics = std::move(s.thread.diagnostics);
+      if (form == InputForm::kEvents) map_to_capture(capture, result.report);
       return result;
     }
     // A thread's derived id and time; none when pi's own header came with raw entries.
@@ -326,6 +368,7 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
     ok = false;
   }
   if (is_thread) map_to_thread(s.thread, report);
+  if (form == InputForm::kEvents) map_to_capture(capture, report);
   if (ok && output.kind() == Output::Kind::kDirectory) {
     // A crafted session id or timestamp must not leave the directory.
     std::string name = session_file_name(report.timestamp, report.session_id);
@@ -359,12 +402,17 @@ HydrateResult hydrate_input(const Input& input, bool is_thread, const HydrateReq
 
 HydrateResult hydrate_session(const Input& input, const HydrateRequest& request, const Output& output,
                               const ProcessHooks& hooks) {
-  return hydrate_input(input, false, request, output, hooks);
+  return hydrate_input(input, InputForm::kSession, request, output, hooks);
 }
 
 HydrateResult hydrate_thread(const Input& input, const HydrateRequest& request, const Output& output,
                              const ProcessHooks& hooks) {
-  return hydrate_input(input, true, request, output, hooks);
+  return hydrate_input(input, InputForm::kThread, request, output, hooks);
+}
+
+HydrateResult hydrate_events(const Input& input, const HydrateRequest& request, const Output& output,
+                             const ProcessHooks& hooks) {
+  return hydrate_input(input, InputForm::kEvents, request, output, hooks);
 }
 
 }  // namespace pihydrate
