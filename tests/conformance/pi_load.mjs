@@ -3,7 +3,7 @@
 //
 // Usage (node >= 22.19, e.g. the one install_pi.sh puts in DEST/node/bin):
 //   DEST/node/bin/node tests/conformance/pi_load.mjs --pi DEST/pi-0.78.0 [--cwd DIR]
-//       [--timeout SECONDS] [--max-text N | --full] FILE
+//       [--timeout SECONDS] [--max-text N | --full] FILE...
 //
 //   --pi DIR       an install made by install_pi.sh (DIR/node_modules/@earendil-works/pi-coding-agent),
 //                  or the pi-coding-agent package folder itself
@@ -25,7 +25,9 @@
 //      The model is the session's own (context.model; api taken from the last assistant message of
 //      that provider/model), with image input, and no provider-specific tool-call-id normaliser.
 //
-// Output: ONE JSON line on stdout, keys always in this order:
+// Several FILEs are loaded in one child process, one after the other (pi is imported once: for many
+// small files that is most of the time), and give one line each, in order; --timeout is per file.
+// Output: ONE JSON line on stdout per FILE, keys always in this order:
 //   {"loaded","error","cwdMissing","leafId","entryCount","context","llm","llmError","fileModified",
 //    "replacedWithFreshSession","name","thinkingLevel","model","piVersion"}
 //   loaded      true iff the non-interactive CLI would get past steps 2-4 (open ok, cwd exists,
@@ -64,12 +66,12 @@ const KEYS = ["loaded", "error", "cwdMissing", "leafId", "entryCount", "context"
     "fileModified", "replacedWithFreshSession", "name", "thinkingLevel", "model", "piVersion"];
 
 function usage(msg) {
-    process.stderr.write(`pi_load.mjs: ${msg}\nusage: node pi_load.mjs --pi DIR [--cwd DIR] [--timeout S] [--max-text N|--full] [--rpc] FILE\n`);
+    process.stderr.write(`pi_load.mjs: ${msg}\nusage: node pi_load.mjs --pi DIR [--cwd DIR] [--timeout S] [--max-text N|--full] [--rpc] FILE...\n`);
     process.exit(2);
 }
 
 function parseCli(argv) {
-    const o = { pi: undefined, cwd: process.cwd(), timeout: 20, maxText: 200, file: undefined, child: false, rpc: false };
+    const o = { pi: undefined, cwd: process.cwd(), timeout: 20, maxText: 200, files: [], child: false, rpc: false };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
@@ -82,11 +84,11 @@ function parseCli(argv) {
         else if (a === "--rpc") o.rpc = true;
         else if (a === "--help" || a === "-h") usage("help");
         else if (a.startsWith("--")) usage(`unknown option ${a}`);
-        else if (o.file === undefined) o.file = a;
-        else usage(`unexpected argument ${a}`);
+        else o.files.push(a);
     }
     if (!o.pi) usage("--pi is required");
-    if (!o.file) usage("FILE is required");
+    if (o.files.length === 0) usage("FILE is required");
+    if (o.rpc && o.files.length > 1) usage("--rpc takes one FILE");
     if (!(o.timeout > 0)) usage("--timeout must be a positive number");
     if (!(o.maxText >= 0)) usage("--max-text must be >= 0");
     return o;
@@ -261,31 +263,37 @@ function rpcResult(stdout, stderr, code, maxText) {
 }
 
 function runParent(opts) {
-    const file = resolve(opts.file);
-    if (!existsSync(file)) usage(`no such file: ${file}`);
-    if (!statSync(file).isFile()) usage(`not a file: ${file}`);
+    const files = opts.files.map((f) => resolve(f));
+    for (const file of files) {
+        if (!existsSync(file)) usage(`no such file: ${file}`);
+        if (!statSync(file).isFile()) usage(`not a file: ${file}`);
+    }
     const cwd = resolve(opts.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) usage(`--cwd is not a directory: ${cwd}`);
     const loc = locatePi(opts.pi);
 
     const tmp = mkdtempSync(join(tmpdir(), "pi-load-"));
-    const sessDir = join(tmp, "s");
     const home = join(tmp, "home");
-    const copy = join(sessDir, basename(file));
-    const original = readFileSync(file);
-    mkdirSync(sessDir, { recursive: true });
     mkdirSync(join(home, "agent"), { recursive: true });
-    copyFileSync(file, copy);
+    // Each file in a folder of its own: pi's sessionDir defaults to the copy's folder.
+    const copies = files.map((file, i) => {
+        const sessDir = join(tmp, files.length === 1 ? "s" : `s${i}`);
+        mkdirSync(sessDir, { recursive: true });
+        const copy = join(sessDir, basename(file));
+        copyFileSync(file, copy);
+        return { copy, original: readFileSync(file) };
+    });
 
     const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, "agent"), PI_OFFLINE: "1" };
     delete env.PI_CODING_AGENT_SESSION_DIR;
     let args;
     let input = null;
     if (opts.rpc) {
-        args = [join(loc.pkgDir, loc.bin), "--offline", "--mode", "rpc", "--session", copy];
+        args = [join(loc.pkgDir, loc.bin), "--offline", "--mode", "rpc", "--session", copies[0].copy];
         input = '{"id":"1","type":"get_state"}\n{"id":"2","type":"get_messages"}\n';
     } else {
-        args = [SELF, "--child", "--pi", resolve(opts.pi), "--cwd", cwd, "--max-text", String(opts.maxText), copy];
+        args = [SELF, "--child", "--pi", resolve(opts.pi), "--cwd", cwd, "--max-text", String(opts.maxText),
+            ...copies.map((c) => c.copy)];
     }
     const child = spawn(process.execPath, args, { cwd, env, stdio: [input === null ? "ignore" : "pipe", "pipe", "pipe"] });
     if (input !== null) {
@@ -297,30 +305,32 @@ function runParent(opts) {
     child.stdout.on("data", (d) => { stdout += d; });
     child.stderr.on("data", (d) => { stderr += d; if (stderr.length > 100000) stderr = stderr.slice(-50000); });
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000);
+    const timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000 * copies.length);
     child.on("close", (code, signal) => {
         clearTimeout(timer);
-        let r;
-        if (timedOut) r = { loaded: false, error: "timeout" };
-        else if (opts.rpc) r = rpcResult(stdout, stderr, signal ?? code, opts.maxText);
-        else {
-            const line = stdout.trim().split("\n").pop();
-            try { r = JSON.parse(line); } catch {
-                const tail = stderr.trim().split("\n").slice(-3).join(" | ");
-                r = { loaded: false, error: `child exited (${signal ?? code})${tail ? `: ${tail}` : ""}` };
+        const lines = stdout.split("\n").filter((l) => l.trim() !== "");
+        copies.forEach(({ copy, original }, i) => {
+            let r;
+            if (opts.rpc) r = timedOut ? { loaded: false, error: "timeout" } : rpcResult(stdout, stderr, signal ?? code, opts.maxText);
+            else {
+                try { r = JSON.parse(lines[i]); } catch {
+                    const tail = stderr.trim().split("\n").slice(-3).join(" | ");
+                    r = timedOut ? { loaded: false, error: "timeout" }
+                        : { loaded: false, error: `child exited (${signal ?? code})${tail ? `: ${tail}` : ""}` };
+                }
             }
-        }
-        const after = existsSync(copy) ? readFileSync(copy) : Buffer.alloc(0);
-        r.fileModified = !after.equals(original);
-        r.replacedWithFreshSession = typeof r.headerId === "string" && r.headerId !== firstHeaderId(original);
-        const scrub = (v) => (typeof v === "string" ? v.split(copy).join("<SESSION_FILE>").split(tmp).join("<TMP>") : v);
-        r.error = scrub(r.error);
-        r.llmError = scrub(r.llmError);
-        r.piVersion = loc.version;
-        const outObj = {};
-        for (const k of KEYS) outObj[k] = r[k] !== undefined ? r[k] : k === "cwdMissing" ? false : null;
+            const after = existsSync(copy) ? readFileSync(copy) : Buffer.alloc(0);
+            r.fileModified = !after.equals(original);
+            r.replacedWithFreshSession = typeof r.headerId === "string" && r.headerId !== firstHeaderId(original);
+            const scrub = (v) => (typeof v === "string" ? v.split(copy).join("<SESSION_FILE>").split(tmp).join("<TMP>") : v);
+            r.error = scrub(r.error);
+            r.llmError = scrub(r.llmError);
+            r.piVersion = loc.version;
+            const outObj = {};
+            for (const k of KEYS) outObj[k] = r[k] !== undefined ? r[k] : k === "cwdMissing" ? false : null;
+            process.stdout.write(`${JSON.stringify(outObj)}\n`);
+        });
         rmSync(tmp, { recursive: true, force: true });
-        process.stdout.write(`${JSON.stringify(outObj)}\n`);
     });
 }
 
@@ -328,8 +338,16 @@ const opts = parseCli(process.argv.slice(2));
 if (opts.child) {
     // exit only after the (possibly multi-MB) line has been flushed into the pipe; pi's modules may
     // leave handles open, so the process would not end by itself.
-    const emit = (r) => process.stdout.write(`${JSON.stringify(r)}\n`, () => process.exit(0));
-    runChild(opts).then(emit, (e) => emit({ loaded: false, error: errMessage(e) }));
+    // One line per file, in order; a file whose load throws still gives its line.
+    (async () => {
+        let out = "";
+        for (const file of opts.files) {
+            let r;
+            try { r = await runChild({ ...opts, file }); } catch (e) { r = { loaded: false, error: errMessage(e) }; }
+            out += `${JSON.stringify(r)}\n`;
+        }
+        process.stdout.write(out, () => process.exit(0));
+    })();
 } else {
     runParent(opts);
 }

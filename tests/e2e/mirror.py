@@ -7,7 +7,9 @@ EVENTS is pi's stdout in `--mode json` or `--mode rpc` (docs/events.md). The exp
 (docs/thread-export.md) has:
   - the lossy kinds, from the events alone: pi.user, pi.assistant and pi.tool_result from each
     message_end, pi.compaction from compaction_end, pi.chunk for a stream the capture cut off, and
-    the thread's title and thinking level from session_info_changed and thinking_level_changed;
+    the thread's title, model and thinking level from session_info_changed, set_model and
+    get_state responses and thinking_level_changed (the rules of docs/events.md, so that
+    `pi-hydrate --events` on the same stream writes the same session);
   - with --session (the session file pi wrote, which a mirror can read as pi appends to it), also a
     pi.entry for every line of that file, each sent when the message event it belongs to arrives:
     hydration then puts pi's own session back together (rules X1-X7). With --raw-from N, raw entries
@@ -16,7 +18,6 @@ EVENTS is pi's stdout in `--mode json` or `--mode rpc` (docs/events.md). The exp
 It is a model to read, not a product: it keeps everything in memory and trusts its input.
 """
 import argparse
-import hashlib
 import json
 import sys
 
@@ -69,8 +70,15 @@ class Mirror:
             self.thread.setdefault("id", event.get("id"))
             self.thread.setdefault("createdAt", event.get("timestamp"))
             self.thread.setdefault("cwd", event.get("cwd"))
-        elif kind == "response" and event.get("command") == "get_state" and event.get("success"):
-            self.thread.setdefault("id", (event.get("data") or {}).get("sessionId"))
+        elif kind == "response" and event.get("success"):
+            data = event.get("data") or {}
+            if event.get("command") == "get_state":
+                self.thread.setdefault("id", data.get("sessionId"))
+                self.take_model(data.get("model"))
+                if data.get("thinkingLevel"):
+                    self.thread["thinkingLevel"] = data["thinkingLevel"]
+            elif event.get("command") == "set_model":
+                self.take_model(data)
         elif kind == "message_start" and (event.get("message") or {}).get("role") == "assistant":
             self.end_stream(True)
             self.stream = []
@@ -94,10 +102,21 @@ class Mirror:
         elif kind == "thinking_level_changed" and event.get("level"):
             self.thread["thinkingLevel"] = event["level"]
 
+    def take_model(self, model):
+        """The model pi uses from here on (the thread's model: the trailer's model_change, R12)."""
+        if isinstance(model, dict) and model.get("provider") and model.get("id"):
+            self.thread["model"] = {"provider": model["provider"], "modelId": model["id"]}
+            if model.get("api"):
+                self.thread["model"]["api"] = model["api"]
+
     def export(self, events_bytes):
         self.end_stream(True)
         if not self.thread.get("id"):
-            self.thread["id"] = "capture-" + hashlib.sha256(events_bytes).hexdigest()[:16]
+            # As pi-hydrate --events names it (docs/events.md, E2): FNV-1a over the capture's bytes.
+            h = 0xCBF29CE484222325
+            for byte in events_bytes:
+                h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+            self.thread["id"] = f"capture-{h:016x}"
         thread = {k: v for k, v in self.thread.items() if v is not None}
         return {"format": "thread-export", "version": 1, "thread": thread, "entries": self.entries}
 

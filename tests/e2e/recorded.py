@@ -21,8 +21,9 @@ and checks:
     for the differences tests/e2e/recorded_differences.json lists for that recording and form, each
     with the rule that makes it (docs/events.md, docs/thread-export.md). Any other difference fails,
     and so does a listed one that no longer happens. raw may differ in nothing;
-  - the real pi resumes each form against the strict stand-in (standin.py): the request is accepted,
-    pi prints the reply and exits 0.
+  - the real pi resumes events, lossy and raw against the strict stand-in (standin.py): the request is
+    accepted, pi prints the reply and exits 0, and the system prompt it sends names the sandbox, not
+    the directory the run was recorded in.
 --no-pi runs only what needs no pi (the sanitizer build does that). --update-differences rewrites
 the listed differences from what is seen, keeping each reason that still applies (review the diff).
 
@@ -50,6 +51,7 @@ from resume import PI_VERSIONS, World  # noqa: E402
 from standin import DEFAULT_REPLY, StandIn  # noqa: E402
 
 FORMS = ("events", "lossy", "raw", "upgraded")
+RESUMED_FORMS = ("events", "lossy", "raw")  # upgraded mixes the two: its context is checked
 EXACT_FORMS = ("raw",)  # pi's own entries: no difference is allowed
 TEXT_CUT = 100  # characters of each text in a difference line
 
@@ -98,16 +100,21 @@ class Check:
                              capture_output=True, text=True, timeout=300)
         return run.returncode, run.stderr
 
-    def load(self, version, session, work):
+    def load(self, version, sessions, work):
+        """pi's request (pi_load.mjs's `llm`) for each session, in one node process; (llm, why not) each."""
         out = subprocess.run([self.world.node, LOADER, "--pi", os.path.join(self.args.pi_dest, f"pi-{version}"), "--full",
-                              "--cwd", work, session], capture_output=True, text=True, timeout=120)
-        try:
-            loaded = json.loads(out.stdout)
-        except ValueError:
-            return None, f"pi_load.mjs failed: {out.stderr[:300]}"
-        if loaded.get("llm") is None:
-            return None, f"pi {version} gives no request: {loaded.get('error') or loaded.get('llmError')}"
-        return loaded["llm"], None
+                              "--cwd", work] + sessions, capture_output=True, text=True, timeout=300)
+        lines = out.stdout.splitlines()
+        if len(lines) != len(sessions):
+            return [(None, f"pi_load.mjs failed: {out.stderr[:300]}")] * len(sessions)
+        results = []
+        for line in lines:
+            loaded = json.loads(line)
+            if loaded.get("llm") is None:
+                results.append((None, f"pi {version} gives no request: {loaded.get('error') or loaded.get('llmError')}"))
+            else:
+                results.append((loaded["llm"], None))
+        return results
 
     def run(self, version, name, folder):
         """{form: {"hydrated": bool, "context": diff lines or None, "resumed": bool or None, "problems": [...]}}"""
@@ -150,40 +157,47 @@ class Check:
             return results
         with open(session, encoding="utf-8") as f:
             recorded_cwd = json.loads(f.readline()).get("cwd")
-        wrote, why = self.load(version, session, work)
+        # Forms that gave the same bytes are loaded and resumed once (pi's start-up is the cost).
+        distinct, same_as = [], {}
+        for form, out in outputs.items():
+            with open(out, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            first = next((f for d, f in distinct if d == digest), None)
+            if first:
+                same_as[form] = first
+            else:
+                distinct.append((digest, form))
+        loads = self.load(version, [session] + [outputs[form] for _, form in distinct], work)
+        wrote, why = loads[0]
         if why:
             for r in results.values():
                 r["problems"].append(f"the session pi wrote: {why}")
             return results
-        # Forms that gave the same bytes are loaded and resumed once (pi's start-up is the cost).
-        seen = {}
-        for form, out in outputs.items():
-            with open(out, "rb") as f:
-                digest = hashlib.sha256(f.read()).hexdigest()
-            if digest in seen:
-                first = results[seen[digest]]
-                results[form]["context"], results[form]["resumed"] = first["context"], first["resumed"]
-                results[form]["problems"] += [p for p in first["problems"] if p not in results[form]["problems"]]
-                continue
-            seen[digest] = form
-            got, why = self.load(version, out, work)
+        for (_, form), (got, why) in zip(distinct, loads[1:]):
+            out = outputs[form]
             if why:
                 results[form]["problems"].append(why)
                 continue
             results[form]["context"] = differences(wrote, got)
+            if form not in RESUMED_FORMS:
+                continue
             run, prompt, request = self.world.resume(version, "anthropic-messages", out, work)
             results[form]["resumed"] = False
             if run.returncode != 0 or request is None or request["status"] != 200 or DEFAULT_REPLY not in run.stdout:
                 status = request and (request["status"], request["rule"], request["error"])
                 results[form]["problems"].append(f"pi {version} did not resume it: exit {run.returncode}, "
                                                  f"stand-in {status}, stderr {run.stderr[-300:]!r}")
-            elif recorded_cwd and recorded_cwd in json.dumps(request["body"], ensure_ascii=False):
-                # The prompt pi sends names the sandbox it resumes in, never the one it was recorded in.
-                results[form]["problems"].append(f"the request still names the recorded cwd {recorded_cwd}")
+            elif recorded_cwd and recorded_cwd in json.dumps(request["body"].get("system"), ensure_ascii=False):
+                # The system prompt pi sends names the sandbox it resumes in, never the one it was recorded
+                # in (the conversation itself may: a tool's output, say).
+                results[form]["problems"].append(f"the system prompt pi sent names the recorded cwd {recorded_cwd}")
             elif work not in json.dumps(request["body"].get("system"), ensure_ascii=False):
                 results[form]["problems"].append(f"the system prompt pi sent does not name the cwd {work}")
             else:
                 results[form]["resumed"] = True
+        for form, first in same_as.items():
+            results[form]["context"], results[form]["resumed"] = results[first]["context"], results[first]["resumed"]
+            results[form]["problems"] += [p for p in results[first]["problems"] if p not in results[form]["problems"]]
         if not self.args.keep:
             shutil.rmtree(box, ignore_errors=True)
         return results
