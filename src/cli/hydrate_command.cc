@@ -47,6 +47,11 @@ the validator (--no-verify skips that), fsynced and renamed. Nothing is left
 behind on failure. An existing target is refused without --force, and so is
 the input itself. Created files have mode 0600.
 
+A thread export that carries pi's own session lines (pi.entry) or a snapshot
+of its file (pi.snapshot) gives pi's own session back; what they do not cover
+is rebuilt by the lossy rules, and a warning says which entries
+(docs/thread-export.md, "Raw pi entries").
+
 An event capture (--events) is what pi printed on stdout in --mode json or
 --mode rpc, one or more runs of one session (docs/events.md): its messages
 are mapped to a thread export and hydrated as one. Lines that are not JSON

@@ -10,33 +10,22 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text_files.h"
+
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
 
 namespace pihydrate {
 namespace {
 
-namespace fs = std::filesystem;
+using test_support::read_file;
+using test_support::TextSink;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+namespace fs = std::filesystem;
 
 const fs::path kSource = PIHYDRATE_SOURCE_DIR;
 const fs::path kThread = kSource / "examples" / "thread.json";
 const fs::path kSession = kSource / "examples" / "session.jsonl";
-
-class CollectingSink final : public LineSink {
- public:
-  void write_line(std::string_view line) override {
-    text.append(line);
-    text += '\n';
-  }
-  std::string text;
-};
 
 // A fresh directory, removed with what it holds.
 class TempDir {
@@ -70,7 +59,7 @@ HydrateRequest request_for(const std::string& cwd) {
 TEST(Library, ThreadBytesToASinkAreTheCommandsBytes) {
   const std::string expected = command_output({"--thread", kThread.string(), "--cwd", "/tmp"});
   ASSERT_FALSE(expected.empty());
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult result =
       hydrate_thread(Input::bytes(read_file(kThread), "thread.json"), request_for("/tmp"), Output::lines(sink));
   ASSERT_TRUE(result.ok);
@@ -102,7 +91,7 @@ TEST(Library, ThreadFileToAFileIsTheCommandsBytesAndValidates) {
 
 TEST(Library, DiagnosticsNameTheThreadsEntriesAndPositions) {
   const fs::path input = kSource / "tests" / "golden" / "thread" / "aborted-assistant-results" / "input.json";
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult result = hydrate_thread(Input::file(input.string()), request_for("/tmp"), Output::lines(sink));
   ASSERT_TRUE(result.ok);
   ASSERT_EQ(result.report.diagnostics.size(), 2u);
@@ -158,7 +147,7 @@ TEST(Library, SessionFileToADirectoryIsTheCommandsBytes) {
   EXPECT_EQ(read_file(written), command_output({"--session", kSession.string(), "--cwd", "/tmp"}));
   // From a stream, the same bytes.
   std::ifstream in(kSession, std::ios::binary);
-  CollectingSink sink;
+  TextSink sink;
   ASSERT_TRUE(hydrate_session(Input::stream(in), request_for("/tmp"), Output::lines(sink)).ok);
   EXPECT_EQ(sink.text, read_file(written));
 }
@@ -197,7 +186,7 @@ TEST(Library, ResumeContextListsWhatPiSendsAndPicksABranch) {
 }
 
 TEST(Library, PhasesAreReportedInOrder) {
-  CollectingSink sink;
+  TextSink sink;
   std::vector<std::string> phases;
   ProcessHooks hooks;
   hooks.on_phase = [&phases](const char* name) { phases.emplace_back(name); };

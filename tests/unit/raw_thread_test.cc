@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
 #include <rapidjson/document.h>
+#include "common/text_files.h"
 
 #include "core/json_spans.h"
 #include "pihydrate/pihydrate.h"
@@ -19,23 +21,10 @@
 namespace pihydrate {
 namespace {
 
+using test_support::read_file;
+using test_support::TextSink;
+
 namespace fs = std::filesystem;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class CollectingSink final : public LineSink {
- public:
-  void write_line(std::string_view line) override {
-    text.append(line);
-    text += '\n';
-  }
-  std::string text;
-};
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -64,7 +53,7 @@ struct Hydrated {
 Hydrated hydrate(bool thread, const std::string& bytes) {
   HydrateRequest request;
   request.cwd = "/tmp";
-  CollectingSink sink;
+  TextSink sink;
   const Input input = Input::bytes(bytes, thread ? "t.json" : "s.jsonl");
   const HydrateResult result = thread ? hydrate_thread(input, request, Output::lines(sink))
                                       : hydrate_session(input, request, Output::lines(sink));
