@@ -178,7 +178,7 @@ class CaptureReader {
     Diagnostic d;
     d.code = code;
     d.severity = severity;
-    d.level = Level::kLoad;
+    d.level = code_info(code).level;
     d.file = file_;
     d.line = line;
     d.column = column;

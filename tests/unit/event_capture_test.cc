@@ -65,6 +65,7 @@ TEST(EventCaptureE1, LinesThatAreNotJsonAreSkippedWithTheirPosition) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c.diagnostics.size(), 3u) << codes(c.diagnostics);
   EXPECT_EQ(codes(c.diagnostics), "PH604@2:2 PH604@4:1 PH604@6:28 ");
+  EXPECT_EQ(c.diagnostics[0].level, Level::kResume);  // the table's level (a skipped line changes the conversation)
   EXPECT_NE(c.diagnostics[2].message.find("not a JSON event"), std::string::npos);
   EXPECT_EQ(lines_of(c.thread).size(), 3u);
 }
