@@ -138,7 +138,41 @@ struct Action {
   std::string stream_key;              // as written, or "": none
   std::string text;
   std::string timestamp;  // a message timestamp as written, or ""
+  // A message's size as pi's compaction estimates it, and whether pi may
+  // start a compaction's kept window at it (E8).
+  std::uint64_t tokens = 0;
+  bool cut_point = false;
+  std::string first_kept_ref;  // a compaction's kept window, when the estimate finds it
 };
+
+// pi 1.5's token estimate (compaction.js estimateTokens): characters / 4,
+// rounded up, counted in UTF-16 code units as JavaScript's length does.
+std::uint64_t utf16_length(std::string_view utf8) {
+  std::uint64_t n = 0;
+  for (unsigned char c : utf8) n += ((c & 0xC0) != 0x80) + (c >= 0xF0);
+  return n;
+}
+std::uint64_t utf16_length(const Value& s) {
+  return s.IsString() ? utf16_length(std::string_view(s.GetString(), s.GetStringLength())) : 0;
+}
+std::uint64_t tokens_of(std::uint64_t chars) { return (chars + 3) / 4; }
+constexpr std::uint64_t kEstimatedImageChars = 4800;  // pi's ESTIMATED_IMAGE_CHARS
+
+std::uint64_t content_chars(const Value* content) {
+  if (content == nullptr) return 0;
+  if (content->IsString()) return utf16_length(*content);
+  std::uint64_t chars = 0;
+  if (!content->IsArray()) return 0;
+  for (const Value& block : content->GetArray()) {
+    const auto type = string_member(block, "type");
+    if (type == std::string("text")) {
+      if (const Value* text = member(block, "text")) chars += utf16_length(*text);
+    } else if (type == std::string("image")) {
+      chars += kEstimatedImageChars;
+    }
+  }
+  return chars;
+}
 
 struct Model {
   std::string provider, id, api;
@@ -178,7 +212,7 @@ class CaptureReader {
     Diagnostic d;
     d.code = code;
     d.severity = severity;
-    d.level = Level::kLoad;
+    d.level = code_info(code).level;
     d.file = file_;
     d.line = line;
     d.column = column;
@@ -287,9 +321,11 @@ class CaptureReader {
     } else if (type == "compaction_end") {
       const Value* result = member(event, "result");
       // Without a result pi wrote nothing: aborted, failed or nothing to compact (E8).
-      if (result != nullptr && string_member(*result, "summary"))
-        push(action_at(object, Action::Form::kCompaction, "pi.compaction", "compaction_end"),
-             {object, json_value_end(bytes_, object)});
+      if (result != nullptr && string_member(*result, "summary")) {
+        Action a = action_at(object, Action::Form::kCompaction, "pi.compaction", "compaction_end");
+        a.first_kept_ref = kept_window(*result);
+        push(std::move(a), {object, json_value_end(bytes_, object)});
+      }
     } else if (type == "session_info_changed") {
       title_ = string_member(event, "name");  // absent: the name was cleared
     } else if (type == "thinking_level_changed") {
@@ -332,16 +368,27 @@ class CaptureReader {
     const auto span = span_of(object, "message");
     if (*role == "assistant") {
       end_stream(false);  // the final message is authoritative: its stream is not needed
-      push(action_at(object, Action::Form::kMessage, "pi.assistant", "message_end"), span);
+      Action a = action_at(object, Action::Form::kMessage, "pi.assistant", "message_end");
+      a.tokens = assistant_tokens(*message, span.first);
+      a.cut_point = true;
+      push(std::move(a), span);
     } else if (*role == "user") {
-      push(action_at(object, Action::Form::kMessage, "pi.user", "message_end"), span);
+      Action a = action_at(object, Action::Form::kMessage, "pi.user", "message_end");
+      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      a.cut_point = true;
+      push(std::move(a), span);
     } else if (*role == "toolResult") {
-      push(action_at(object, Action::Form::kMessage, "pi.tool_result", "message_end"), span);
+      Action a = action_at(object, Action::Form::kMessage, "pi.tool_result", "message_end");
+      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      push(std::move(a), span);
     } else if (*role == "system") {
       ++out_.repairs["dropped-system-prompt"];  // pi builds it afresh on every request (E4)
+      system_tokens_ = system_tokens(*message, span.first);
     } else if (*role == "custom") {
       Action a = action_at(object, Action::Form::kUserContent, "pi.user", "message_end");
       a.timestamp = timestamp_text(span.first);
+      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      a.cut_point = true;
       push(std::move(a), span_of(span.first, "content"));
       ++out_.repairs["custom-as-user"];
     } else if (*role == "bashExecution") {
@@ -351,6 +398,8 @@ class CaptureReader {
       }
       Action a = action_at(object, Action::Form::kUserText, "pi.user", "message_end");
       a.text = bash_execution_text(string_member(*message, "command").value_or(""), *message);
+      a.tokens = tokens_of(command_output_chars(*message));
+      a.cut_point = true;
       a.timestamp = timestamp_text(span.first);
       push(std::move(a), {0, 0});
       ++out_.repairs["bash-execution-as-user"];
@@ -368,12 +417,89 @@ class CaptureReader {
     return v.find_first_not_of("-0123456789.eE+") == std::string_view::npos ? std::string(v) : "";
   }
 
+  // pi 1.5's estimate of an assistant message: its texts, thinking, and
+  // each tool call's name and JSON.stringify(arguments), which is the
+  // arguments' own bytes in the capture (pi printed them with JSON.stringify).
+  std::uint64_t assistant_tokens(const Value& message, std::size_t message_at) const {
+    const Value* content = member(message, "content");
+    if (content == nullptr || !content->IsArray()) return 0;
+    const auto content_span = span_of(message_at, "content");
+    const std::vector<ElementSpan> blocks = array_elements(bytes_, content_span.first);
+    std::uint64_t chars = 0;
+    std::size_t i = 0;
+    for (const Value& block : content->GetArray()) {
+      const auto type = string_member(block, "type");
+      if (type == std::string("text")) {
+        if (const Value* text = member(block, "text")) chars += utf16_length(*text);
+      } else if (type == std::string("thinking")) {
+        if (const Value* thinking = member(block, "thinking")) chars += utf16_length(*thinking);
+      } else if (type == std::string("toolCall") && i < blocks.size()) {
+        if (const Value* name = member(block, "name")) chars += utf16_length(*name);
+        const auto arguments = span_of(blocks[i].begin, "arguments");
+        chars += utf16_length(std::string_view(bytes_.data() + arguments.first, arguments.second - arguments.first));
+      }
+      ++i;
+    }
+    return tokens_of(chars);
+  }
+
+  std::uint64_t system_tokens(const Value& message, std::size_t message_at) const {
+    std::uint64_t chars = content_chars(member(message, "content"));
+    if (const Value* sections = member(message, "sections"); sections != nullptr && sections->IsObject())
+      for (const auto& section : sections->GetObject()) chars += utf16_length(section.value);
+    const auto tools = span_of(message_at, "toolsAdded");
+    chars += utf16_length(std::string_view(bytes_.data() + tools.first, tools.second - tools.first));
+    return tokens_of(chars);
+  }
+
+  static std::uint64_t command_output_chars(const Value& message) {
+    const Value* command = member(message, "command");
+    const Value* output = member(message, "output");
+    return (command != nullptr ? utf16_length(*command) : 0) + (output != nullptr ? utf16_length(*output) : 0);
+  }
+
+  // The message pi kept a compaction's window from (E8). Message events
+  // carry no entry ids, but pi 1.5 reports estimatedTokensAfter, its
+  // estimate of what the context holds after the compaction: the system
+  // prompt, the summary and the kept messages. The window is the one
+  // suffix of the messages so far, starting where pi may cut, that makes
+  // the sum exact; anything else (no estimate, no match, several, a stream
+  // or message the estimate cannot see) leaves it to R9. Returns the
+  // entry id to anchor on, or "".
+  std::string kept_window(const Value& result) const {
+    const Value* after = member(result, "estimatedTokensAfter");
+    if (after == nullptr || !after->IsUint64()) return "";
+    // The latest system prompt the capture showed (none: a capture that
+    // began after it, and the sum will not match).
+    const std::uint64_t fixed = tokens_of(utf16_length(*member(result, "summary"))) + system_tokens_;
+    if (after->GetUint64() < fixed) return "";
+    const std::uint64_t kept = after->GetUint64() - fixed;
+    std::uint64_t suffix = 0;
+    std::optional<std::size_t> found;
+    for (std::size_t i = actions_.size(); i-- > 0;) {
+      const Action& a = actions_[i];
+      if (a.form == Action::Form::kChunk || a.form == Action::Form::kCompaction ||
+          a.form == Action::Form::kCompactionEntry)
+        break;  // what pi's estimate held there is not known
+      suffix += a.tokens;
+      if (suffix > kept) break;
+      if (suffix == kept && a.cut_point) {
+        if (found) return "";  // two windows fit: ambiguous
+        found = i;
+      }
+    }
+    return found ? "L" + std::to_string(actions_[*found].line) : "";
+  }
+
   void on_entry_appended(const Value& event, std::size_t object) {
     const Value* entry = member(event, "entry");
     const auto type = entry != nullptr ? string_member(*entry, "type") : std::nullopt;
     const auto span = span_of(object, "entry");
     if (type == std::string("custom_message")) {
-      push(action_at(object, Action::Form::kUserContent, "pi.user", "entry_appended"), span_of(span.first, "content"));
+      Action a = action_at(object, Action::Form::kUserContent, "pi.user", "entry_appended");
+      a.tokens = tokens_of(content_chars(member(*entry, "content")));
+      a.cut_point = true;
+      push(std::move(a), span_of(span.first, "content"));
       ++out_.repairs["custom-as-user"];
     } else if (type == std::string("compaction") && string_member(*entry, "summary")) {
       push(action_at(object, Action::Form::kCompactionEntry, "pi.compaction", "entry_appended"), span);
@@ -428,6 +554,9 @@ class CaptureReader {
     }
     Action a = action_at(object, Action::Form::kUserText, "pi.user", "response");
     a.text = bash_execution_text(it->second.command, result);
+    const Value* output = member(result, "output");
+    a.tokens = tokens_of(utf16_length(it->second.command) + (output != nullptr ? utf16_length(*output) : 0));
+    a.cut_point = true;
     push(std::move(a), {0, 0});
     ++out_.repairs["bash-execution-as-user"];
   }
@@ -502,6 +631,7 @@ class CaptureReader {
     t += "{\"id\":\"L" + std::to_string(a.line) + "\",\"kind\":\"" + a.kind + "\",\"data\":";
     const std::string_view span(bytes_.data() + a.begin, a.end - a.begin);
     std::size_t copied_at = 0;
+    std::size_t copied_offset = 0;  // bytes of the span not copied at copied_at
     auto copy_span = [&] {
       copied_at = t.size();
       t += span;
@@ -513,7 +643,17 @@ class CaptureReader {
         copy_span();
         t += "}";
         break;
-      case Action::Form::kCompaction: copy_span(); break;
+      case Action::Form::kCompaction:
+        if (a.first_kept_ref.empty()) {
+          copy_span();
+        } else {
+          // The event verbatim, with the kept window's entry first (R9's firstKeptRef).
+          t += "{\"firstKeptRef\":" + json_quote(a.first_kept_ref) + ",";
+          copied_at = t.size();
+          t += span.substr(1);
+          copied_offset = 1;
+        }
+        break;
       case Action::Form::kCompactionEntry: t += "{\"result\":", copy_span(), t += "}"; break;
       case Action::Form::kUserText:
       case Action::Form::kUserContent:
@@ -533,8 +673,8 @@ class CaptureReader {
     o.event = a.event;
     if (!span.empty() && a.form != Action::Form::kUserText) {
       o.copied_column = copied_at - line_begin + 1;
-      o.copied_size = span.size();
-      o.capture_copied_column = a.span_column;
+      o.copied_size = span.size() - copied_offset;
+      o.capture_copied_column = a.span_column + copied_offset;
     }
     out_.origins.push_back(o);
   }
@@ -559,6 +699,7 @@ class CaptureReader {
   std::optional<std::string> session_id_, created_at_, cwd_, title_, thinking_;
   std::uint64_t session_line_ = 0;
   std::optional<Model> model_;
+  std::uint64_t system_tokens_ = 0;  // the latest system prompt's estimate (E8)
   std::unordered_map<std::string, BashCommand> bash_commands_;
   std::set<std::string> unknown_types_;
 };

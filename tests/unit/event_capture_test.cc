@@ -65,6 +65,7 @@ TEST(EventCaptureE1, LinesThatAreNotJsonAreSkippedWithTheirPosition) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c.diagnostics.size(), 3u) << codes(c.diagnostics);
   EXPECT_EQ(codes(c.diagnostics), "PH604@2:2 PH604@4:1 PH604@6:28 ");
+  EXPECT_EQ(c.diagnostics[0].level, Level::kResume);  // the table's level (a skipped line changes the conversation)
   EXPECT_NE(c.diagnostics[2].message.find("not a JSON event"), std::string::npos);
   EXPECT_EQ(lines_of(c.thread).size(), 3u);
 }
@@ -275,6 +276,51 @@ TEST(EventCaptureE8, ACompactionWithAResultIsKeptVerbatim) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(kind_of(lines[3]), "pi.compaction");
   EXPECT_NE(lines[3].find(R"("data":)" + compaction), std::string::npos);
+}
+
+// E8: pi 1.5's estimatedTokensAfter finds the kept window. Estimates are
+// ceil(UTF-16 length / 4): "é" counts 1, so "Hi \u00e9" (4) is 1 token, the
+// system prompt's 8 characters 2, the assistant's "Hello." 2, the summary "S" 1.
+std::string compaction_after(std::uint64_t tokens) {
+  return R"({"type":"compaction_end","reason":"manual","result":{"summary":"S","firstKeptEntryId":"ab12cd34","tokensBefore":99,"estimatedTokensAfter":)" +
+         std::to_string(tokens) + R"(},"aborted":false,"willRetry":false})";
+}
+const std::string kSystem =
+    R"({"type":"message_end","message":{"role":"system","content":"","sections":{"a":"12345678"}}})";
+const std::string kResult =
+    R"({"type":"message_end","message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"12345678"}],"isError":false,"timestamp":3}})";
+
+TEST(EventCaptureE8, TheEstimateAfterACompactionFindsItsKeptWindow) {
+  // system 2 + summary 1 + kept: assistant (line 5) 2 + tool result 2 + user (line 7) 1 = 8
+  const EventCapture c = convert(kSystem + "\n" + kUser + "\n" + kAssistant + "\n" + kUser + "\n" + kAssistant + "\n" +
+                                 kResult + "\n" + kUser + "\n" + compaction_after(8) + "\n");
+  const auto lines = lines_of(c.thread);
+  ASSERT_EQ(lines.size(), 8u);
+  const auto compaction = parse(lines[7]);
+  EXPECT_STREQ(compaction["data"]["firstKeptRef"].GetString(), "L5");
+  EXPECT_STREQ(compaction["data"]["result"]["summary"].GetString(), "S");  // the event, still verbatim
+  EXPECT_EQ(c.origins[7].capture_copied_column, 2u);
+}
+
+TEST(EventCaptureE8, WithoutAnExactSingleMatchR9Decides) {
+  const std::string messages = kSystem + "\n" + kUser + "\n" + kAssistant + "\n" + kUser + "\n" + kAssistant + "\n" +
+                               kResult + "\n" + kUser + "\n";
+  // 6 = system 2 + summary 1 + 3: the tool result and the user message, but
+  // pi never starts a window at a tool result.
+  for (std::uint64_t tokens : {6u, 7u, 100u}) {
+    const EventCapture c = convert(messages + compaction_after(tokens) + "\n");
+    EXPECT_FALSE(parse(lines_of(c.thread).back())["data"].HasMember("firstKeptRef")) << tokens;
+  }
+  const EventCapture no_estimate = convert(messages + R"({"type":"compaction_end","result":{"summary":"S"}})" + "\n");
+  EXPECT_FALSE(parse(lines_of(no_estimate.thread).back())["data"].HasMember("firstKeptRef"));
+}
+
+TEST(EventCaptureE8, AWindowOfMessagesWithoutTokensIsAmbiguous) {
+  const std::string empty_user = R"({"type":"message_end","message":{"role":"user","content":"","timestamp":1}})";
+  // summary 1 + system 2 + the user message 1: the empty message before it adds 0 and is a cut point too.
+  const EventCapture c =
+      convert(kSystem + "\n" + kAssistant + "\n" + empty_user + "\n" + kUser + "\n" + compaction_after(4) + "\n");
+  EXPECT_FALSE(parse(lines_of(c.thread).back())["data"].HasMember("firstKeptRef"));
 }
 
 // E9: the title.
