@@ -228,6 +228,12 @@ void check_output_target(const std::string& target, const std::string& input_pat
   struct stat target_st {};
   if (::lstat(target.c_str(), &target_st) != 0) return;  // does not exist: fine
   if (S_ISLNK(target_st.st_mode)) throw IoError("refusing to write through the symlink " + target);
+  // The output is renamed into place: a device (-o /dev/null run as root), a
+  // FIFO or a socket would be replaced by a regular file.
+  if (S_ISDIR(target_st.st_mode)) throw IoError(target + " is a directory (use --session-dir to write into it)");
+  if (!S_ISREG(target_st.st_mode))
+    throw IoError("refusing to replace " + target +
+                  ", which is not a regular file (a device, FIFO or socket); use -o - and redirect standard output");
   struct stat input_st {};
   if (!input_path.empty() && input_path != "-" && ::stat(input_path.c_str(), &input_st) == 0 &&
       input_st.st_dev == target_st.st_dev && input_st.st_ino == target_st.st_ino)

@@ -186,6 +186,12 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   to.max_depth = options.max_depth;
   // The export: an event capture's thread text (owned), else the input, mapped or read whole.
   auto mapped = owned == nullptr && in.fd.fd >= 0 ? MappedFile::map(in.fd.fd) : nullptr;
+  // A mapped file that shrinks under the reader raises SIGBUS, from the
+  // first byte read on: the exit it takes then is set up before.
+  std::optional<SigbusExit> exit_on_sigbus;
+  if (mapped && hooks.exit_on_shrunk_input)
+    exit_on_sigbus.emplace(hooks.exit_on_shrunk_input(input_changed(in.display, kInputShrank)),
+                           target.created.created());
   std::string read;  // the input read whole, when it is not mapped
   if (owned == nullptr && !mapped) read = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
   std::string& bytes = owned != nullptr ? *owned : read;
@@ -213,10 +219,6 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
     to.borrow_from_export = true;
     // Read in place: pages the converter is done with leave memory, so
     // the peak does not follow the export's size.
-    std::optional<SigbusExit> exit_on_sigbus;
-    if (hooks.exit_on_shrunk_input)
-      exit_on_sigbus.emplace(hooks.exit_on_shrunk_input(input_changed(in.display, kInputShrank)),
-                             target.created.created());
     to.residency = mapped.get();
     s.thread = convert_thread_export(mapped->data(), mapped->size(), in.display, to);
   } else {

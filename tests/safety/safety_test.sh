@@ -133,6 +133,14 @@ ln -s "$work/elsewhere.jsonl" "$work/link.jsonl"
 "$bin" --session "$session" --cwd "$work" -o "$work/link.jsonl" --force 2> /dev/null
 code=$?
 check "a symlink target refused (exit 2), nothing created behind it" '[ $code -eq 2 ] && [ ! -e "$work/elsewhere.jsonl" ]'
+mkfifo "$work/fifo"
+"$bin" --session "$session" --cwd "$work" -o "$work/fifo" --force 2> /dev/null
+code=$?
+check "a FIFO (or device, as /dev/null) target refused even with --force (exit 2), left as it was" '[ $code -eq 2 ] && [ -p "$work/fifo" ]'
+mkdir "$work/a-directory"
+"$bin" --session "$session" --cwd "$work" -o "$work/a-directory" --force 2> /dev/null
+code=$?
+check "a directory target refused (exit 2)" '[ $code -eq 2 ] && [ -d "$work/a-directory" ]'
 "$bin" --session "$session" --cwd "$work" -o "$work/existing.jsonl" --force 2> /dev/null
 code=$?
 check "--force replaces an existing file" '[ $code -eq 0 ] && [ "$(head -c 17 "$work/existing.jsonl")" = "{\"type\":\"session\"" ]'
