@@ -195,16 +195,6 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   std::string read;  // the input read whole, when it is not mapped
   if (owned == nullptr && !mapped) read = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
   std::string& bytes = owned != nullptr ? *owned : read;
-  // An export with raw pi entries is put back together from them
-  // (raw_thread.h), in memory: it is no bigger than the session pi wrote.
-  if (may_carry_raw_entries(mapped ? std::string_view(mapped->data(), mapped->size()) : std::string_view(bytes))) {
-    if (mapped) bytes.assign(mapped->data(), mapped->size());
-    s.thread = assemble_raw_thread(bytes, in.display, to);
-    if (!s.thread.ok()) return false;
-    s.index = build_session_index(*make_memory_source(s.thread.session), in.display, options);
-    s.lines = make_memory_line_source(s.thread.session);
-    return true;
-  }
   // The converted session goes to a temporary file, and the export's bytes
   // are freed before the session is read: a big export is never held twice.
   s.spool.fd = make_unlinked_temp("the converted thread");
@@ -223,6 +213,20 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
     s.thread = convert_thread_export(mapped->data(), mapped->size(), in.display, to);
   } else {
     s.thread = convert_thread_export(bytes, in.display, to);  // converted in place
+  }
+  if (s.thread.carries_raw_entries) {
+    // pi's own entries: the session is put back together from them
+    // (raw_thread.h), in memory, as it is no bigger than the file pi wrote.
+    // The converter stopped after reading the envelopes.
+    if (mapped) bytes.assign(mapped->data(), mapped->size());
+    to.spool = nullptr;
+    to.borrow_from_export = false;
+    to.residency = nullptr;
+    s.thread = assemble_raw_thread(bytes, in.display, to);
+    if (!s.thread.ok()) return false;
+    s.index = build_session_index(*make_memory_source(s.thread.session), in.display, options);
+    s.lines = make_memory_line_source(s.thread.session);
+    return true;
   }
   if (!s.thread.ok()) return false;
   s.index = spool_indexer.finish();

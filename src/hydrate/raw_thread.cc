@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,7 +37,7 @@ struct ExportEntry {
   std::string kind;
   std::int64_t order_key = 0;
   bool has_seq = false;
-  bool raw() const { return kind == kEntryKind || kind == kSnapshotKind; }
+  bool raw() const { return thread_rules::is_raw_kind(kind); }
 };
 
 // One line of the assembled session after the header.
@@ -488,8 +487,7 @@ void RawAssembler::write_session() {
 
 void RawAssembler::run() {
   // The export's reading rules are the converter's: its reader checks the
-  // header and every envelope first (it skips the raw kinds, which it does
-  // not know, with warnings that are not wanted here).
+  // header and every envelope first (the raw kinds only by their envelope).
   const ReadThread read = read_thread_fast(bytes_, file_, options_);
   for (const Diagnostic& d : read.diagnostics)
     if (d.severity == Severity::kError) out_.diagnostics.push_back(d);
@@ -497,13 +495,6 @@ void RawAssembler::run() {
   ThreadOptions parse_options = options_;
   if (!parse_export(bytes_.data(), bytes_.size(), file_, parse_options, doc_, out_)) return;
   read_envelopes();
-  // Without a raw kind (the byte search matched a mere value), the export is
-  // the converter's alone, with its v1-shaped output and id assignment.
-  if (std::none_of(entries_.begin(), entries_.end(), [](const ExportEntry& e) { return e.raw(); })) {
-    ThreadOptions lossy = options_;
-    out_ = convert_thread_export(bytes_, file_, lossy);
-    return;
-  }
   // X1: entries before the last snapshot are in it.
   std::size_t start = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i)
@@ -547,15 +538,6 @@ void RawAssembler::run() {
 }
 
 }  // namespace
-
-bool may_carry_raw_entries(std::string_view bytes) {
-  const auto has = [bytes](std::string_view kind) {
-    const std::string quoted = "\"" + std::string(kind) + "\"";
-    return std::search(bytes.begin(), bytes.end(), std::boyer_moore_horspool_searcher(quoted.begin(), quoted.end())) !=
-           bytes.end();
-  };
-  return has(kEntryKind) || has(kSnapshotKind);
-}
 
 ConvertedThread assemble_raw_thread(std::string& bytes, const std::string& file, const ThreadOptions& options) {
   ConvertedThread out;

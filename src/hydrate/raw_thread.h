@@ -4,16 +4,10 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "hydrate/thread_export.h"
 
 namespace pihydrate {
-
-// True when the export may hold a `pi.entry` or `pi.snapshot` entry: a byte
-// search, so an export that only mentions the names in a text takes the
-// raw path too, which converts a purely lossy export the same way.
-bool may_carry_raw_entries(std::string_view bytes);
 
 // Assembles the session (a v3 file with pi's ids, in `session`, one origin
 // per line) from the export's raw entries and snapshot, with the lossy rules

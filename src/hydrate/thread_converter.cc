@@ -93,6 +93,10 @@ std::vector<ReadEntry> ThreadConverter::read_only() {
 
 void ThreadConverter::run() {
   if (!read_envelopes()) return;
+  if (out_.repairs.count(thread_rules::kRawKindsRepair)) {
+    out_.carries_raw_entries = true;  // the caller hands the export to the raw path
+    return;
+  }
   JsonRef created = doc_.member(thread_, "createdAt");
   if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
     out_.timestamp = doc_.string_value(created);

@@ -102,6 +102,11 @@ void ThreadConverter::check_entry(Envelope& e, EntryCheck& c, Checker& checker, 
       if (!require_payload_object()) return;
       break;
     default:
+      if (thread_rules::is_raw_kind(kind_text)) {
+        // pi's own entries: the raw path takes the whole export (raw_thread.h).
+        c.repair = thread_rules::kRawKindsRepair;
+        return;
+      }
       note(checker, c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
            "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
       c.repair = "skipped-unknown-kind";

@@ -87,6 +87,9 @@ struct ConvertedThread {
   std::uint64_t entry_count = 0;  // entries in the export
   std::map<std::string, std::uint64_t> repairs;
   Diagnostics diagnostics;  // errors stop the conversion; warnings do not
+  // The export has pi.entry or pi.snapshot entries: nothing was converted,
+  // and assemble_raw_thread (raw_thread.h) is to take it.
+  bool carries_raw_entries = false;
   bool ok() const;
 };
 

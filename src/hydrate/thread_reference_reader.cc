@@ -368,6 +368,10 @@ class ReferenceReader {
         }
         break;
       default:
+        if (thread_rules::is_raw_kind(kind->text)) {
+          entry.repair = thread_rules::kRawKindsRepair;  // raw_thread.h takes such an export
+          return entry;
+        }
         fail(entry.after_id, Severity::kWarning, path + ".kind", kind->begin,
              "unknown kind " + quote_for_message(kind->text) + "; the entry is skipped");
         entry.repair = "skipped-unknown-kind";

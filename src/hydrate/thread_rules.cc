@@ -9,6 +9,8 @@
 namespace pihydrate {
 namespace thread_rules {
 
+bool is_raw_kind(std::string_view text) { return text == "pi.entry" || text == "pi.snapshot"; }
+
 Kind kind_of(std::string_view text) {
   if (text == "chat") return Kind::kChat;
   if (text == "pi.user") return Kind::kPiUser;

@@ -29,6 +29,11 @@ enum class Kind : std::uint8_t {
   kSkipped
 };
 Kind kind_of(std::string_view text);
+// The kinds that carry pi's own session lines (pi.entry, pi.snapshot): the
+// converter does not convert them, and an export that has one goes to the
+// raw path (raw_thread.h) whole. Reading counts them as this repair.
+bool is_raw_kind(std::string_view text);
+inline constexpr const char* kRawKindsRepair = "raw-entry-kinds";
 const char* kind_name(Kind kind);
 
 enum class ChatRole : std::uint8_t { kNone, kUser, kAssistant, kOther };

@@ -118,28 +118,26 @@ TEST(RawThread, RawEntriesHydrateAsTheSessionTheyCameFrom) {
   }
 }
 
-TEST(RawThread, AnExportWithoutRawKindsConvertsAsTheLossyPathDoes) {
-  // The byte search sends a lossy export down the raw path when a value is
-  // exactly a raw kind's name: it must give what the converter gives.
+TEST(RawThread, OnlyAKindSendsAnExportToTheRawPath) {
+  // A value that merely names a raw kind changes nothing: the converter converts the export.
   const std::string example = read_file(fs::path(PIHYDRATE_SOURCE_DIR) / "examples" / "thread.json");
-  ASSERT_FALSE(may_carry_raw_entries(example));
   const std::size_t at = example.find(R"("kind": "chat")");
   ASSERT_NE(at, std::string::npos);
   std::string named = example, other = example;
   named.insert(at, R"("note": "pi.entry", )");
   other.insert(at, R"("note": "pi.other", )");
-  ASSERT_TRUE(may_carry_raw_entries(named));
-  ASSERT_FALSE(may_carry_raw_entries(other));
-  const Hydrated raw_path = hydrate(true, named), fast_path = hydrate(true, other);
-  ASSERT_TRUE(raw_path.ok);
-  ASSERT_TRUE(fast_path.ok);
-  EXPECT_EQ(raw_path.text, fast_path.text);
-  ASSERT_EQ(raw_path.diagnostics.size(), fast_path.diagnostics.size());
-  for (std::size_t i = 0; i < raw_path.diagnostics.size(); ++i) {
-    EXPECT_EQ(raw_path.diagnostics[i].message, fast_path.diagnostics[i].message);
-    EXPECT_EQ(raw_path.diagnostics[i].line, fast_path.diagnostics[i].line);
-    EXPECT_EQ(raw_path.diagnostics[i].column, fast_path.diagnostics[i].column);
-  }
+  const Hydrated with_name = hydrate(true, named), without = hydrate(true, other);
+  ASSERT_TRUE(with_name.ok);
+  ASSERT_TRUE(without.ok);
+  EXPECT_EQ(with_name.text, without.text);
+  EXPECT_EQ(with_name.diagnostics.size(), without.diagnostics.size());
+  // The converter reports a raw kind and converts nothing.
+  std::string raw = example;
+  raw.replace(raw.find(R"("kind": "chat")"), 14, R"("kind": "pi.entry")");
+  ThreadOptions options;
+  const ConvertedThread converted = convert_thread_export(raw, "t.json", options);
+  EXPECT_TRUE(converted.carries_raw_entries);
+  EXPECT_TRUE(converted.session.empty());
 }
 
 TEST(RawThread, LossyEntriesTheRawOnesCoverAreDropped) {
