@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
 #include <rapidjson/document.h>
+#include "common/text_files.h"
 
 #include "pihydrate/pihydrate.h"
 
@@ -388,16 +390,9 @@ TEST(EventCaptureE12, ACaptureWithoutAConversationIsAnError) {
 }
 
 // Through the library: the thread path's findings at the capture's positions.
-class CollectingSink final : public LineSink {
- public:
-  void write_line(std::string_view line) override {
-    text.append(line);
-    text += '\n';
-  }
-  std::string text;
-};
+using test_support::TextSink;
 
-HydrateResult hydrate(const std::string& capture, CollectingSink& sink, PartialPolicy partial = PartialPolicy::kDrop) {
+HydrateResult hydrate(const std::string& capture, TextSink& sink, PartialPolicy partial = PartialPolicy::kDrop) {
   HydrateRequest request;
   request.cwd = "/tmp";
   request.partial = partial;
@@ -405,7 +400,7 @@ HydrateResult hydrate(const std::string& capture, CollectingSink& sink, PartialP
 }
 
 TEST(EventCaptureLibrary, AnInterruptedStreamIsReportedAtItsEvent) {
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult r = hydrate(
       kHeader + "\n" + kUser + "\n" + R"({"type":"message_start","message":{"role":"assistant","content":[]}})" + "\n" +
           R"({"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hel"}})" +
@@ -422,7 +417,7 @@ TEST(EventCaptureLibrary, AnInterruptedStreamIsReportedAtItsEvent) {
 }
 
 TEST(EventCaptureLibrary, PartialKeepRebuildsTheCutOffMessage) {
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult r = hydrate(
       kUser + "\n" + R"({"type":"message_start","message":{"role":"assistant","content":[]}})" + "\n" +
           R"({"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hel"}})" +
@@ -433,7 +428,7 @@ TEST(EventCaptureLibrary, PartialKeepRebuildsTheCutOffMessage) {
 }
 
 TEST(EventCaptureLibrary, AnOrphanResultIsReportedAtItsLine) {
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult r = hydrate(
       kUser + "\n\n" +
           R"({"type":"message_end","message":{"role":"toolResult","toolCallId":"t9","toolName":"bash","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":3}})" +
@@ -446,7 +441,7 @@ TEST(EventCaptureLibrary, AnOrphanResultIsReportedAtItsLine) {
 }
 
 TEST(EventCaptureLibrary, AMessageTooDeepIsRefusedAtItsByte) {
-  CollectingSink sink;
+  TextSink sink;
   const std::string deep = std::string(600, '[') + std::string(600, ']');
   const HydrateResult r = hydrate(R"({"type":"message_end","message":{"role":"user","content":)" + deep + "}}\n", sink);
   EXPECT_FALSE(r.ok);
@@ -465,7 +460,7 @@ TEST(EventCaptureLibrary, AFileAStreamAndBytesGiveTheSameSession) {
   bytes << file.rdbuf();
   HydrateRequest request;
   request.cwd = "/tmp";
-  CollectingSink from_file, from_stream, from_bytes;
+  TextSink from_file, from_stream, from_bytes;
   std::istringstream stream(bytes.str());
   ASSERT_TRUE(hydrate_events(Input::file(path), request, Output::lines(from_file)).ok);
   ASSERT_TRUE(hydrate_events(Input::stream(stream), request, Output::lines(from_stream)).ok);
@@ -476,7 +471,7 @@ TEST(EventCaptureLibrary, AFileAStreamAndBytesGiveTheSameSession) {
 }
 
 TEST(EventCaptureLibrary, NothingIsWrittenForACaptureWithoutAConversation) {
-  CollectingSink sink;
+  TextSink sink;
   const HydrateResult r = hydrate("not json\n", sink);
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(r.input_converted);
