@@ -21,6 +21,8 @@ bool is_iso8601(std::string_view text);
 // FNV-1a over the text, and a UUIDv7-shaped id from it.
 std::uint64_t stable_hash(std::string_view text, std::uint64_t seed = 1469598103934665603ULL);
 std::string derived_session_id(std::string_view basis);
+// An 8-hex entry id from a hash (its high bits folded in): the ids hydration gives.
+std::string hex8_id(std::uint64_t hash);
 
 // Ids pi and the providers accept everywhere: ^[A-Za-z0-9_-]{1,64}$ (the
 // Anthropic tool-call id rule; also the ids pi-hydrate keeps).

@@ -41,6 +41,13 @@ bool is_iso8601(std::string_view t) {
   return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' && digits(i + 4, 2);
 }
 
+std::string hex8_id(std::uint64_t hash) {
+  hash ^= hash >> 29;  // fold the high bits in
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", static_cast<unsigned>(hash & 0xffffffffu));
+  return text;
+}
+
 std::uint64_t stable_hash(std::string_view text, std::uint64_t seed) {
   std::uint64_t h = seed;
   for (unsigned char c : text) {

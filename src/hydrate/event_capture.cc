@@ -16,6 +16,7 @@
 #include <rapidjson/error/en.h>
 
 #include "core/json_spans.h"
+#include "pihydrate/formats.h"
 
 namespace pihydrate {
 
@@ -600,9 +601,7 @@ class CaptureReader {
     if (thread_id.empty()) {
       // No header and no get_state: an id from the bytes, so the same capture
       // gives the same session (E2). FNV-1a, 64 bits.
-      std::uint64_t h = 0xcbf29ce484222325ULL;
-      for (unsigned char c : bytes_) h = (h ^ c) * 0x100000001b3ULL;
-      thread_id = "capture-" + hex64(h);
+      thread_id = "capture-" + hex64(stable_hash(bytes_));
     }
     std::string& t = out_.thread;
     t = R"({"format":"thread-export","version":1,"thread":{"id":)" + json_quote(thread_id);

@@ -214,24 +214,32 @@ bool convert_thread(const Input& input, OpenInput& in, const HydrateRequest& req
   } else {
     s.thread = convert_thread_export(bytes, in.display, to);  // converted in place
   }
+  if (!s.thread.ok()) return false;
   if (s.thread.carries_raw_entries) {
     // pi's own entries: the session is put back together from them
     // (raw_thread.h), in memory, as it is no bigger than the file pi wrote.
     // The converter stopped after reading the envelopes.
     if (mapped) bytes.assign(mapped->data(), mapped->size());
-    to.spool = nullptr;
-    to.borrow_from_export = false;
-    to.residency = nullptr;
     s.thread = assemble_raw_thread(bytes, in.display, to);
     if (!s.thread.ok()) return false;
     s.index = build_session_index(*make_memory_source(s.thread.session), in.display, options);
     s.lines = make_memory_line_source(s.thread.session);
     return true;
   }
-  if (!s.thread.ok()) return false;
   s.index = spool_indexer.finish();
   s.lines = make_spool_line_source(s.spool.fd, export_fd, spool_indexer.take_layout(), in.display);
   return true;
+}
+
+// A reader's own findings go before what the session path found in what it
+// made; its repairs are added and its count of entries read is the report's.
+void put_first(const Diagnostics& findings, const std::map<std::string, std::uint64_t>& repairs,
+               std::uint64_t entries_read, HydrateReport& report) {
+  Diagnostics all = findings;
+  all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
+  report.diagnostics = std::move(all);
+  for (const auto& [kind, count] : repairs) report.repairs[kind] += count;
+  report.entries_read = entries_read;
 }
 
 // Points messages about converted lines at the thread entries they came
@@ -246,11 +254,7 @@ void map_to_thread(const ConvertedThread& thread, HydrateReport& report) {
     d.line = o.line;
     d.column = o.column;
   }
-  Diagnostics all = thread.diagnostics;
-  all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
-  report.diagnostics = std::move(all);
-  for (const auto& [kind, count] : thread.repairs) report.repairs[kind] += count;
-  report.entries_read = thread.entry_count;
+  put_first(thread.diagnostics, thread.repairs, thread.entry_count, report);
 }
 
 // Validates the written file as pi would load it, while it is synced to
@@ -298,11 +302,7 @@ bool verify_output(OutputFile& output, const HydrateRequest& request, const Inde
 // capture's lines, after the capture's own findings.
 void map_to_capture(const EventCapture& capture, HydrateReport& report) {
   for (Diagnostic& d : report.diagnostics) capture.map_back(d);
-  Diagnostics all = capture.diagnostics;
-  all.insert(all.end(), report.diagnostics.begin(), report.diagnostics.end());
-  report.diagnostics = std::move(all);
-  for (const auto& [kind, count] : capture.repairs) report.repairs[kind] += count;
-  report.entries_read = capture.events;
+  put_first(capture.diagnostics, capture.repairs, capture.events, report);
 }
 
 HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateRequest& request, const Output& output,

@@ -14,18 +14,6 @@
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
-namespace {
-
-std::string hex8(std::uint64_t h) {
-  h ^= h >> 29;  // fold the high bits in
-  const auto low = static_cast<std::uint32_t>(h & 0xffffffffu);
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(8, '0');
-  for (int k = 0; k < 8; ++k) out[static_cast<std::size_t>(k)] = kDigits[(low >> (28 - 4 * k)) & 0xfu];
-  return out;
-}
-
-}  // namespace
 
 void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::string_view seed) {
   // The ids given so far, each read back from its entry: a flat table
@@ -51,7 +39,7 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     if (!fresh[i]) continue;
     for (std::uint64_t attempt = 0;; ++attempt) {
-      plan.entries[i].id = hex8(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), seed_hash));
+      plan.entries[i].id = hex8_id(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), seed_hash));
       if (used.put_if_absent(static_cast<std::uint32_t>(i)) < 0) break;
     }
   }

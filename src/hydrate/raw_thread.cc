@@ -20,7 +20,6 @@
 #include "hydrate/json_object_text.h"
 #include "hydrate/thread_converter.h"
 #include "hydrate/thread_document.h"
-#include "hydrate/thread_reading.h"
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
@@ -119,7 +118,7 @@ class RawAssembler {
   bool take_raw_entry(const ExportEntry& e);
   bool add_raw_line(const ExportEntry& e, std::size_t at, std::string line, const std::string& where,
                     bool from_snapshot);
-  void note_cover_keys(std::string_view line);
+  void note_cover_keys(std::string_view line, const std::vector<MemberSpan>& members);
   bool covered(const ExportEntry& e) const;
   bool convert_lossy_run(const std::vector<const ExportEntry*>& run, bool last);
   std::string fresh_id(std::size_t salt);
@@ -269,7 +268,7 @@ bool RawAssembler::add_raw_line(const ExportEntry& e, std::size_t at, std::strin
     item.parent_end = parent->value_end;
     if (line[parent->value_begin] == '"') item.parent = json_string_value(line, parent->value_begin);
   }
-  note_cover_keys(line);
+  note_cover_keys(line, members);
   item.line = std::move(line);
   item.origin = origin_of(e);
   item.position = position_;
@@ -281,8 +280,7 @@ bool RawAssembler::add_raw_line(const ExportEntry& e, std::size_t at, std::strin
   return true;
 }
 
-void RawAssembler::note_cover_keys(std::string_view line) {
-  const auto members = object_members(line, skip_json_ws(line, 0));
+void RawAssembler::note_cover_keys(std::string_view line, const std::vector<MemberSpan>& members) {
   const std::string type = json_string_value(line, find_member(members, "type")->value_begin);
   if (type == "compaction") {
     const MemberSpan* summary = find_member(members, "summary");
@@ -333,11 +331,7 @@ bool RawAssembler::covered(const ExportEntry& e) const {
 std::string RawAssembler::fresh_id(std::size_t salt) {
   const std::uint64_t seed = stable_hash(doc_.string_value(doc_.member(thread_, "id")));
   for (std::uint64_t attempt = 0;; ++attempt) {
-    std::uint64_t h = stable_hash(std::to_string(salt) + ":" + std::to_string(attempt), seed);
-    h ^= h >> 29;
-    char text[9];
-    std::snprintf(text, sizeof text, "%08x", static_cast<unsigned>(h & 0xffffffffu));
-    std::string id(text);
+    std::string id = hex8_id(stable_hash(std::to_string(salt) + ":" + std::to_string(attempt), seed));
     if (!raw_ids_.count(id) && !item_by_id_.count(id)) return id;
   }
 }
@@ -486,13 +480,10 @@ void RawAssembler::write_session() {
 }
 
 void RawAssembler::run() {
-  // The export's reading rules are the converter's: its reader checks the
-  // header and every envelope first (the raw kinds only by their envelope).
-  const ReadThread read = read_thread_fast(bytes_, file_, options_);
-  for (const Diagnostic& d : read.diagnostics)
-    if (d.severity == Severity::kError) out_.diagnostics.push_back(d);
-  if (!out_.ok()) return;
-  ThreadOptions parse_options = options_;
+  // The converter has read the header and every envelope (raw_thread.h):
+  // only the raw kinds' own content is checked here.
+  ThreadOptions parse_options;  // in memory: no spool, no pages to release
+  parse_options.max_depth = options_.max_depth;
   if (!parse_export(bytes_.data(), bytes_.size(), file_, parse_options, doc_, out_)) return;
   read_envelopes();
   // X1: entries before the last snapshot are in it.
