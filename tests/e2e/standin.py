@@ -14,8 +14,8 @@ so a test can compare what pi sent with what it expected pi to send. docs/confor
 rules and says how to add one; standin_test.py shows that each rule can fail.
 
 Every accepted request gets the default text, unless a script says otherwise (--script FILE, a JSON
-list; standin_script.py says what a reply can be): the Messages API then answers each accepted
-request with the script's next reply (text, thinking, tool calls, an HTTP error, a stream that
+list; standin_script.py says what a reply can be): the Messages and Responses APIs then answer each
+accepted request with the script's next reply (text, thinking, tool calls, an HTTP error, a stream that
 fails half-way or comes slowly), and with the default text once the script is used up.
 
 Run alone, it prints "listening on 127.0.0.1:PORT" on stdout once it is ready.
@@ -32,7 +32,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from standin_script import anthropic_error_body, anthropic_stream, parse_script, pick_reply
+from standin_script import (anthropic_error_body, anthropic_stream, openai_error_body, parse_script, pick_reply,
+                            responses_stream)
 
 DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
 
@@ -308,6 +309,19 @@ APIS = [
 ]
 
 
+def _input_tokens(body):
+    """About how many tokens a Responses request holds (4 characters a token), for its usage."""
+    return max(10, len(json.dumps(body.get("input", ""))) // 4)
+
+
+# The APIs that answer with the script: (error body for a status, stream of a reply).
+SCRIPTED = {
+    "anthropic-messages": (anthropic_error_body, lambda reply, number, body: anthropic_stream(reply, number, body.get("model", "standin"))),
+    "openai-responses": (openai_error_body, lambda reply, number, body: responses_stream(
+        reply, number, body.get("model", "standin"), int(time.time()), _input_tokens(body))),
+}
+
+
 def judge(path, body):
     """(api, violation or None) for a request body sent to `path`; api is None for an unknown path."""
     for api in APIS:
@@ -361,8 +375,8 @@ class StandIn:
 
     def next_reply(self, body):
         """(number, reply) of the script's reply for this request (standin_script.pick_reply), or
-        (number, None) once none is left; numbers count the Messages requests from 1, so tool call
-        ids stay unique."""
+        (number, None) once none is left; numbers count the scripted APIs' requests from 1, so tool
+        call ids stay unique."""
         with self._lock:
             self._requests_answered += 1
             i = pick_reply(self._script, self._used, body)
@@ -410,13 +424,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, api.error_body("the stand-in only streams: send stream: true"))
             return
         reply, number = None, None
-        if api.name == "anthropic-messages":
+        if api.name in SCRIPTED:
             number, reply = self.standin.next_reply(body)
         if reply is not None and reply["status"] is not None:
             message = reply["error"] or f"scripted HTTP {reply['status']}"
             self.standin.record({"path": path, "api": api.name, "status": reply["status"], "rule": None,
                                  "error": message, "body": body, "reply": number})
-            self._send_json(reply["status"], anthropic_error_body(reply["status"], message))
+            self._send_json(reply["status"], SCRIPTED[api.name][0](reply["status"], message))
             return
         self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body,
                              "reply": number if reply is not None else None})
@@ -428,7 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             chunks, delay = api.stream(body, self.standin.reply), 0
         else:
-            chunks, delay = anthropic_stream(reply, number, body.get("model", "standin")), reply["delay"]
+            chunks, delay = SCRIPTED[api.name][1](reply, number, body), reply["delay"]
         try:
             for i, chunk in enumerate(chunks):
                 if delay and i:

@@ -5,9 +5,12 @@ answered 400 and consumes nothing); when it runs out, the stand-in's default tex
 is a string (that text) or an object with these fields, all optional:
 
   text        the answer's text
-  thinking    a thinking block before it (sent with a signature, as the API does)
+  thinking    a thinking block before it (sent with a signature, as the API does); on the Responses
+              API a reasoning item with this summary and an encrypted_content, as the API sends it
+              when asked for reasoning.encrypted_content
   tool_calls  [{"name": "bash", "arguments": {...}}, ...]: calls in one message (ids are made
-              from the reply's number, so they are unique in a conversation and reproducible)
+              from the reply's number, so they are unique in a conversation and reproducible); on
+              the Responses API, function_call items of one response
   delay       seconds between two deltas: a reply slow enough to be aborted
   deltas      how many deltas the text comes in (default: one per word); long texts take few,
               since pi prints the whole message so far with every delta
@@ -21,8 +24,10 @@ is a string (that text) or an object with these fields, all optional:
 The stand-in answers a request with the first unused reply whose `when` (if any) the request
 holds; without `when`, that is simply the next reply.
 
-Only the Anthropic Messages stream is scripted; the other two APIs always send the default text.
+The Anthropic Messages and OpenAI Responses streams are scripted, each in its API's own events
+(anthropic_stream, responses_stream) and error bodies; Chat Completions always sends the default text.
 """
+import base64
 import json
 
 FIELDS = {"text", "thinking", "tool_calls", "delay", "deltas", "fail", "status", "error", "summary", "when"}
@@ -74,9 +79,16 @@ def parse_reply(item, where):
 
 
 def last_message_text(body):
-    """The text of a Messages request's last message, where a `when` looks."""
-    messages = body.get("messages") or [{}]
-    content = messages[-1].get("content")
+    """The text of a request's last message (Messages) or last input item (Responses: a message's
+    text, or a function_call_output's output), where a `when` looks."""
+    if "messages" not in body and isinstance(body.get("input"), list) and body["input"]:
+        item = body["input"][-1]
+        content = item.get("content", item.get("output"))
+    elif "messages" not in body and isinstance(body.get("input"), str):
+        content = body["input"]
+    else:
+        messages = body.get("messages") or [{}]
+        content = messages[-1].get("content")
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
@@ -95,6 +107,17 @@ def pick_reply(replies, used, body):
         if reply["when"] in text:
             return i
     return None
+
+
+# The error type and code the OpenAI API names for a status (what its error bodies say).
+OPENAI_ERRORS = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
+                 403: ("invalid_request_error", None), 404: ("invalid_request_error", None),
+                 429: ("requests", "rate_limit_exceeded"), 500: ("server_error", None), 503: ("server_error", None)}
+
+
+def openai_error_body(status, message):
+    kind, code = OPENAI_ERRORS.get(status, ("server_error", None))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def anthropic_error_body(status, message):
@@ -118,6 +141,16 @@ def _pieces(text, count=None):
 def tool_call_id(number, k):
     """The id of call k of reply `number`: unique in a conversation, the same in every recording."""
     return f"toolu_{number:02d}_{k + 1}"
+
+
+def function_call_id(number, k):
+    """The call_id of function call k of Responses reply `number` (as tool_call_id: unique, reproducible)."""
+    return f"call_{number:02d}_{k + 1}"
+
+
+def encrypted_reasoning(number):
+    """The opaque encrypted_content of reply `number`'s reasoning item: base64, as the API's is."""
+    return base64.b64encode(f"standin-reasoning-{number:02d}".encode()).decode()
 
 
 def anthropic_stream(reply, number, model):
@@ -164,3 +197,75 @@ def anthropic_stream(reply, number, model):
     yield _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                  "usage": {"output_tokens": deltas}})
     yield _sse("message_stop", {"type": "message_stop"})
+
+
+def responses_stream(reply, number, model, created_at=0, input_tokens=10):
+    """The reply as the OpenAI Responses API streams it: SSE chunks, in order (response.created, one
+    response.output_item.added/done pair per output item with its deltas between, then
+    response.completed with the whole output and the usage). Item order: reasoning, message,
+    function calls. A reply that fails half-way stops in its text (after an `error` event for
+    fail="error_event"); the caller then closes the connection. `input_tokens` is the usage's count
+    of the request (the stand-in estimates it from the request's size, so that a client's automatic
+    compaction can see its context grow)."""
+    seq = iter(range(1 << 30))
+
+    def event(kind, **fields):
+        return _sse(kind, {"type": kind, "sequence_number": next(seq), **fields})
+
+    response = {"id": f"resp_standin_{number:02d}", "object": "response", "created_at": created_at,
+                "status": "in_progress", "model": model, "output": [], "usage": None}
+    yield event("response.created", response=response)
+    yield event("response.in_progress", response=response)
+    output = []
+    deltas = 0
+    if reply["thinking"] is not None:
+        index, item_id = len(output), f"rs_standin_{number:02d}"
+        item = {"id": item_id, "type": "reasoning", "summary": []}
+        yield event("response.output_item.added", output_index=index, item=item)
+        where = {"item_id": item_id, "output_index": index, "summary_index": 0}
+        yield event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+        for piece in _pieces(reply["thinking"]):
+            deltas += 1
+            yield event("response.reasoning_summary_text.delta", **where, delta=piece)
+        part = {"type": "summary_text", "text": reply["thinking"]}
+        yield event("response.reasoning_summary_text.done", **where, text=reply["thinking"])
+        yield event("response.reasoning_summary_part.done", **where, part=part)
+        done = {**item, "summary": [part], "encrypted_content": encrypted_reasoning(number)}
+        yield event("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+    if reply["text"] is not None:
+        index, item_id = len(output), f"msg_standin_{number:02d}"
+        item = {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+        where = {"item_id": item_id, "output_index": index, "content_index": 0}
+        yield event("response.output_item.added", output_index=index, item=item)
+        yield event("response.content_part.added", **where, part={"type": "output_text", "text": "", "annotations": []})
+        pieces = _pieces(reply["text"], reply["deltas"])
+        for n, piece in enumerate(pieces):
+            if reply["fail"] and n == max(1, len(pieces) // 2):
+                if reply["fail"] == "error_event":
+                    yield event("error", code="server_error", message=reply["error"] or "The server had an error", param=None)
+                return
+            deltas += 1
+            yield event("response.output_text.delta", **where, delta=piece)
+        part = {"type": "output_text", "text": reply["text"], "annotations": []}
+        yield event("response.output_text.done", **where, text=reply["text"])
+        yield event("response.content_part.done", **where, part=part)
+        done = {**item, "status": "completed", "content": [part]}
+        yield event("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+    for k, call in enumerate(reply["tool_calls"]):
+        index, item_id = len(output), f"fc_standin_{number:02d}_{k + 1}"
+        arguments = json.dumps(call.get("arguments", {}))
+        item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
+                "call_id": function_call_id(number, k), "name": call["name"]}
+        yield event("response.output_item.added", output_index=index, item=item)
+        deltas += 1
+        yield event("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=arguments)
+        yield event("response.function_call_arguments.done", item_id=item_id, output_index=index, arguments=arguments)
+        done = {**item, "status": "completed", "arguments": arguments}
+        yield event("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+    reasoning_tokens = len(_pieces(reply["thinking"])) if reply["thinking"] is not None else 0
+    usage = {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": deltas,
+             "output_tokens_details": {"reasoning_tokens": reasoning_tokens}, "total_tokens": input_tokens + deltas}
+    yield event("response.completed", response={**response, "status": "completed", "output": output, "usage": usage})

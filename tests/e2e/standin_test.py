@@ -2,6 +2,7 @@
 """Tests of the stand-in itself: each rule rejects a request that breaks it and lets a good one
 through, over HTTP the errors come in each API's own body, and the comparison of what pi sent with
 what it loaded can fail. Run: python3 tests/e2e/standin_test.py"""
+import base64
 import copy
 import http.client
 import json
@@ -347,6 +348,133 @@ class ScriptTest(unittest.TestCase):
             with self.assertRaises(ScriptError) as caught:
                 parse_script(script)
             self.assertIn(words, str(caught.exception))
+
+
+def responses_streamed(events):
+    """What a streamed Responses reply says: the output items as output_item.done gave them, each with
+    the text its deltas added up to ("streamed"), the response.completed event's response, and the
+    sequence numbers. Checks as it goes that every delta names an item that was added and not done."""
+    items, done, completed, numbers, open_items = {}, [], None, [], {}
+    for event, data in events:
+        numbers.append(data.get("sequence_number"))
+        if event == "response.output_item.added":
+            open_items[data["item"]["id"]] = data["output_index"]
+            items[data["item"]["id"]] = ""
+        elif event.endswith(".delta"):
+            assert open_items.get(data["item_id"]) == data["output_index"], (event, data)
+            items[data["item_id"]] += data["delta"]
+        elif event == "response.output_item.done":
+            del open_items[data["item"]["id"]]
+            done.append(dict(data["item"], streamed=items[data["item"]["id"]]))
+        elif event == "response.completed":
+            completed = data["response"]
+    return done, completed, numbers
+
+
+class ResponsesScriptTest(unittest.TestCase):
+    """Each kind of scripted reply comes out as the Responses API would stream it."""
+
+    SCRIPT = [
+        "Plain text.",
+        {"thinking": "Let me think.", "text": "Thought about it."},
+        {"thinking": "Two at once.", "tool_calls": [{"name": "exec_command", "arguments": {"cmd": "ls"}},
+                                                    {"name": "exec_command", "arguments": {"cmd": "false"}}]},
+        {"status": 500},
+        {"status": 429, "error": "Rate limit reached"},
+        {"status": 400, "error": "Your input exceeds the context window of this model."},
+        {"summary": "## Goal\nThe summary."},
+        {"text": "This stream breaks in the middle of it.", "fail": "error_event", "error": "boom"},
+    ]
+
+    def post(self, port, body=GOOD_RESPONSES):
+        return ServerTest.post(self, port, "/v1/responses", body)
+
+    def test_each_kind_in_order_then_the_default(self):
+        with StandIn(script=self.SCRIPT) as server:
+            answers = [self.post(server.port) for _ in range(len(self.SCRIPT) + 1)]
+            log = server.requests()
+        events = [sse_events(data) if status == 200 else None for status, _, data in answers]
+        for status, kind, _ in answers:
+            if status == 200:
+                self.assertEqual(kind, "text/event-stream")
+
+        # Every stream opens with response.created and in_progress, numbers its events from 0, and
+        # (but for the broken one) ends with response.completed holding the items streamed before.
+        for n in (0, 1, 2, 6, 8):
+            names = [e for e, _ in events[n]]
+            self.assertEqual(names[:2], ["response.created", "response.in_progress"])
+            self.assertEqual(names[-1], "response.completed")
+            for event, data in events[n]:
+                self.assertEqual(data["type"], event)
+            done, completed, numbers = responses_streamed(events[n])
+            self.assertEqual(numbers, list(range(len(numbers))))
+            self.assertEqual(completed["status"], "completed")
+            self.assertEqual(completed["output"], [{k: v for k, v in d.items() if k != "streamed"} for d in done])
+            usage = completed["usage"]
+            self.assertEqual(usage["total_tokens"], usage["input_tokens"] + usage["output_tokens"])
+        self.assertEqual(len({responses_streamed(events[n])[1]["id"] for n in (0, 1, 2, 6)}), 4)
+
+        done = responses_streamed(events[0])[0]
+        self.assertEqual([(d["type"], d["role"], d["content"], d["streamed"]) for d in done],
+                         [("message", "assistant", [{"type": "output_text", "text": "Plain text.", "annotations": []}], "Plain text.")])
+        self.assertEqual([e for e, _ in events[0]][2:-1], [
+            "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+            "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+            "response.output_item.done"])
+
+        reasoning, message = responses_streamed(events[1])[0]
+        self.assertEqual(reasoning["type"], "reasoning")
+        self.assertEqual(reasoning["summary"], [{"type": "summary_text", "text": "Let me think."}])
+        self.assertEqual(reasoning["streamed"], "Let me think.")
+        self.assertTrue(reasoning["encrypted_content"])
+        base64.b64decode(reasoning["encrypted_content"], validate=True)
+        self.assertEqual(message["content"][0]["text"], "Thought about it.")
+        self.assertIn("response.reasoning_summary_text.delta", [e for e, _ in events[1]])
+        self.assertGreater(responses_streamed(events[1])[1]["usage"]["output_tokens_details"]["reasoning_tokens"], 0)
+
+        reasoning, first, second = responses_streamed(events[2])[0]
+        self.assertEqual(reasoning["type"], "reasoning")
+        self.assertEqual([(c["type"], c["name"], json.loads(c["arguments"]), json.loads(c["streamed"])) for c in (first, second)],
+                         [("function_call", "exec_command", {"cmd": "ls"}, {"cmd": "ls"}),
+                          ("function_call", "exec_command", {"cmd": "false"}, {"cmd": "false"})])
+        self.assertNotEqual(first["call_id"], second["call_id"])
+        self.assertNotEqual(first["id"], second["id"])
+        self.assertIn("response.function_call_arguments.done", [e for e, _ in events[2]])
+
+        # HTTP errors come in OpenAI's error body, with the type the API names for the status.
+        errors = [(answers[n][0], json.loads(answers[n][2])["error"]) for n in (3, 4, 5)]
+        self.assertEqual([(status, e["type"]) for status, e in errors], [(500, "server_error"), (429, "requests"), (400, "invalid_request_error")])
+        self.assertEqual(errors[1][1]["code"], "rate_limit_exceeded")
+        self.assertEqual(errors[2][1]["message"], "Your input exceeds the context window of this model.")
+
+        self.assertEqual(responses_streamed(events[6])[0][0]["content"][0]["text"], "## Goal\nThe summary.")
+        names = [e for e, _ in events[7]]
+        self.assertEqual(names[-1], "error")
+        self.assertNotIn("response.completed", names)
+        self.assertEqual(events[7][-1][1]["message"], "boom")
+        self.assertEqual(responses_streamed(events[8])[0][0]["content"][0]["text"], DEFAULT_REPLY)
+        self.assertEqual([r["status"] for r in log], [200, 200, 200, 500, 429, 400, 200, 200, 200])
+        self.assertEqual([r["reply"] for r in log], list(range(1, 9)) + [None])
+
+    def test_call_ids_are_unique_and_the_same_in_every_run(self):
+        call = {"tool_calls": [{"name": "exec_command", "arguments": {"cmd": "ls"}}]}
+        runs = []
+        for _ in range(2):
+            with StandIn(script=[call, call]) as server:
+                runs.append([responses_streamed(sse_events(self.post(server.port)[2]))[0][0]["call_id"] for _ in range(2)])
+        self.assertEqual(runs[0], runs[1])
+        self.assertNotEqual(runs[0][0], runs[0][1])
+
+    def test_when_looks_at_the_last_input_item(self):
+        user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+        call = {"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": "{}"}
+        after_tool = [user, call, {"type": "function_call_output", "call_id": "c", "output": "Process exited with code 1"}]
+        checkpoint = [user, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "CONTEXT CHECKPOINT now"}]}]
+        script = [{"text": "summary", "when": "CONTEXT CHECKPOINT"}, {"text": "after the tool", "when": "exited with code 1"}]
+        with StandIn(script=script) as server:
+            got = [responses_streamed(sse_events(self.post(server.port, {"model": "m", "stream": True, "input": items})[2]))[0][0]["content"][0]["text"]
+                   for items in (after_tool, checkpoint)]
+        self.assertEqual(got, ["after the tool", "summary"])
 
 
 class SentTest(unittest.TestCase):
