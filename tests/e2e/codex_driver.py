@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Records the real Codex CLI (`codex exec`) against the scripted stand-in: its rollout file, byte for
+byte, and the conversation the stand-in saw.
+
+  python3 tests/e2e/codex_driver.py [--only NAME] [--out DIR] [--cli PATH]
+
+For each scenario tests/agents/codex/<name>.json it
+  - makes a fresh, fixed sandbox /tmp/pi-hydrate-agents/codex/<name>/ with work/ (Codex's cwd, the
+    scenario's files in it), home/ (HOME) and home/.codex (CODEX_HOME, holding config.toml: a
+    `standin` model provider on a fixed port, wire_api "responses", no websockets, no retries, no
+    plugins or apps, analytics off);
+  - starts the stand-in (tests/e2e/standin.py) with the scenario's script, recording every request;
+  - runs each step: the first as `codex exec`, later ones as `codex exec resume --last`, each with
+    --skip-git-repo-check and --dangerously-bypass-approvals-and-sandbox (exec_command runs for real
+    in work/), `-i FILE` for a step's images;
+  - copies the one rollout Codex wrote ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl) to
+    DIR/codex-<version>/<name>/rollout.jsonl and writes conversation.json beside it: the requests
+    the stand-in accepted, in order, each reduced to {"seq", "path", "model", "purpose", "input",
+    "tools"} (the system prompt's text and the tool schemas dropped).
+DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned CODEX_VERSION:
+--cli PATH, or /tmp/agents/codex, or an npm install into /tmp/pi-hydrate-agents/cli/codex-<version>.
+Prints one line per scenario: NAME ok|failed REQUESTS requests LINES rollout lines.
+"""
+import argparse
+import base64
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from standin import StandIn  # noqa: E402
+from standin_script import ScriptError, parse_script  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CODEX_VERSION = "0.169.0"
+NPM_PACKAGE = "@openai/codex"
+PORT = 47331  # fixed, so config.toml and what Codex writes about the provider are the same in every recording
+MODEL = "gpt-5.5"
+SANDBOX_ROOT = "/tmp/pi-hydrate-agents/codex"
+CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/codex-{CODEX_VERSION}"
+PRESET_CLI = "/tmp/agents/codex/node_modules/.bin/codex"
+NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin"), "/work/main/build/pi/node/bin"]
+SCENARIOS = os.path.join(ROOT, "tests", "agents", "codex")
+STEP_SECONDS = 180  # a guard against a run that never ends, not a measurement
+SCENARIO_FIELDS = {"about", "config", "files", "steps", "script", "purposes"}
+STEP_FIELDS = {"prompt", "images"}
+API_KEY_ENV = "STANDIN_API_KEY"
+
+CONFIG_TOML = """\
+model = "{model}"
+model_provider = "standin"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+
+[model_providers.standin]
+name = "standin"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+env_key = "{key}"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def load_scenario(path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        with open(path) as f:
+            scenario = json.load(f)
+    except ValueError as e:
+        raise ScenarioError(f"{path}: not JSON: {e}")
+    unknown = set(scenario) - SCENARIO_FIELDS
+    if unknown:
+        raise ScenarioError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
+    if not scenario.get("steps"):
+        raise ScenarioError(f"{path}: steps: at least one prompt")
+    for i, step in enumerate(scenario["steps"]):
+        if not isinstance(step, dict) or not isinstance(step.get("prompt"), str) or set(step) - STEP_FIELDS:
+            raise ScenarioError(f"{path}: steps[{i}]: {{\"prompt\": str, \"images\": [file, ...]}} expected")
+    try:
+        parse_script(scenario.get("script", []), f"{path}: script")
+    except ScriptError as e:
+        raise ScenarioError(str(e))
+    scenario["name"] = name
+    return scenario
+
+
+def find_cli(explicit):
+    """The pinned Codex CLI: --cli, the preinstalled one, or an npm install into the cache dir."""
+    node_dir = next((d for d in NODE_DIRS if os.path.exists(os.path.join(d, "node"))), None)
+    env = dict(os.environ)
+    if node_dir:
+        env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
+    cached = os.path.join(CLI_CACHE, "node_modules", ".bin", "codex")
+    candidates = [explicit] if explicit else [PRESET_CLI, cached]
+    for cli in candidates:
+        if cli and os.path.exists(cli) and version_of(cli, env) == CODEX_VERSION:
+            return cli, env
+    if explicit:
+        raise ScenarioError(f"{explicit}: not codex-cli {CODEX_VERSION}")
+    os.makedirs(CLI_CACHE, exist_ok=True)
+    subprocess.run(["npm", "install", "--no-save", "--prefix", CLI_CACHE, f"{NPM_PACKAGE}@{CODEX_VERSION}"],
+                   env=env, check=True)
+    if version_of(cached, env) != CODEX_VERSION:
+        raise ScenarioError(f"{cached}: the npm install did not give codex-cli {CODEX_VERSION}")
+    return cached, env
+
+
+def version_of(cli, env):
+    try:
+        out = subprocess.run([cli, "--version"], env=env, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.strip().rsplit(" ", 1)[-1] if out.strip() else None
+
+
+def prepare(scenario):
+    """A fresh sandbox; returns (base, work, codex_home, home)."""
+    base = os.path.join(SANDBOX_ROOT, scenario["name"])
+    shutil.rmtree(base, ignore_errors=True)
+    work, home = os.path.join(base, "work"), os.path.join(base, "home")
+    codex_home = os.path.join(home, ".codex")
+    for d in (work, codex_home):
+        os.makedirs(d)
+    with open(os.path.join(codex_home, "config.toml"), "w") as f:
+        f.write(CONFIG_TOML.format(model=MODEL, port=PORT, key=API_KEY_ENV))
+        if scenario.get("config"):
+            f.write("\n" + "\n".join(scenario["config"]) + "\n")
+    for name, content in (scenario.get("files") or {}).items():
+        path = os.path.join(work, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if isinstance(content, dict) and "base64" in content:
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(content["base64"]))
+        else:
+            with open(path, "w") as f:
+                f.write(content)
+    return base, work, codex_home, home
+
+
+def purpose_of(body, purposes):
+    """"main", or the scenario's word for a side request: the first purpose whose `when` text the
+    request's input holds (purposes: [{"when": text, "purpose": word}, ...])."""
+    text = json.dumps(body.get("input", ""))
+    for p in purposes:
+        if p["when"] in text:
+            return p["purpose"]
+    return "main"
+
+
+def reduced(entry, purposes):
+    """A request as conversation.json keeps it: the system prompt's text (the first developer
+    message, "You are Codex...") and the tool schemas dropped, the rest of the input as sent."""
+    body = entry["body"]
+    items = json.loads(json.dumps(body.get("input", [])))
+    if isinstance(items, list) and items and items[0].get("role") == "developer":
+        for part in items[0].get("content") or []:
+            if part.get("type") == "input_text" and part.get("text", "").startswith("You are Codex"):
+                part["text"] = f"[system prompt: {len(part['text'])} characters, dropped]"
+    out = {"seq": entry["seq"], "path": entry["path"], "model": body.get("model"),
+           "purpose": purpose_of(body, purposes), "status": entry["status"], "input": items,
+           "tools": [t.get("name") or t.get("type") for t in body.get("tools") or []]}
+    return out
+
+
+def run_scenario(scenario, cli, env, out_root):
+    base, work, codex_home, home = prepare(scenario)
+    env = dict(env, HOME=home, CODEX_HOME=codex_home, **{API_KEY_ENV: "standin-dummy-key"})
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    logs = []
+    with tempfile.TemporaryDirectory(prefix="codex-standin-") as record_dir:
+        with StandIn(record_dir, port=PORT, script=scenario.get("script", [])) as standin:
+            for i, step in enumerate(scenario["steps"]):
+                argv = [cli, "exec"] + (["resume", "--last"] if i else [])
+                argv += ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+                for image in step.get("images", []):
+                    argv += ["-i", image]
+                argv.append(step["prompt"])
+                proc = subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                      text=True, timeout=STEP_SECONDS)
+                logs.append(f"$ step {i}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+                if proc.returncode != 0:
+                    raise ScenarioError(f"step {i} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+            requests = standin.requests()
+    with open(os.path.join(base, "codex.log"), "w") as f:
+        f.write("\n".join(logs))
+    rollouts = glob.glob(os.path.join(codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+    if len(rollouts) != 1:
+        raise ScenarioError(f"expected one rollout, found {rollouts}")
+    rejected = [r for r in requests if r["rule"] is not None or r["api"] is None]
+    if rejected:
+        raise ScenarioError("the stand-in rejected: " + "; ".join(f"{r['seq']}: {r['rule']}: {r['error']}" for r in rejected))
+    dest = os.path.join(out_root, f"codex-{CODEX_VERSION}", scenario["name"])
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    shutil.copyfile(rollouts[0], os.path.join(dest, "rollout.jsonl"))
+    purposes = scenario.get("purposes", [])
+    with open(os.path.join(dest, "conversation.json"), "w") as f:
+        json.dump([reduced(r, purposes) for r in requests], f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    with open(rollouts[0], "rb") as f:
+        lines = f.read().count(b"\n")
+    return len(requests), lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
+    parser.add_argument("--out", metavar="DIR", default=os.path.join(ROOT, "tests", "agents", "recorded"))
+    parser.add_argument("--cli", metavar="PATH", help=f"the codex binary (codex-cli {CODEX_VERSION})")
+    args = parser.parse_args()
+    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
+    if args.only:
+        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
+    try:
+        cli, env = find_cli(args.cli)
+    except (ScenarioError, subprocess.CalledProcessError) as e:
+        print(f"codex_driver.py: {e}", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in paths:
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            scenario = load_scenario(path)
+            requests, lines = run_scenario(scenario, cli, env, args.out)
+            print(f"{name} ok {requests} requests {lines} rollout lines", flush=True)
+        except (ScenarioError, subprocess.TimeoutExpired, OSError) as e:
+            failed += 1
+            print(f"{name} failed\n  {e}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
