@@ -193,9 +193,9 @@ def run_scenario(scenario, cli, env, out_root):
             for i, step in enumerate(scenario["steps"]):
                 argv = [cli, "exec"] + (["resume", "--last"] if i else [])
                 argv += ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-                for image in step.get("images", []):
-                    argv += ["-i", image]
                 argv.append(step["prompt"])
+                for image in step.get("images", []):  # after the prompt: -i takes all the values that follow it
+                    argv += ["-i", image]
                 proc = subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                       text=True, timeout=STEP_SECONDS)
                 logs.append(f"$ step {i}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}")
