@@ -142,9 +142,9 @@ def prepare(scenario):
     for d in (work, codex_home):
         os.makedirs(d)
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
+        # The scenario's settings first: top-level keys, before the first [table].
+        f.write("".join(line + "\n" for line in scenario.get("config") or []))
         f.write(CONFIG_TOML.format(model=MODEL, port=PORT, key=API_KEY_ENV))
-        if scenario.get("config"):
-            f.write("\n" + "\n".join(scenario["config"]) + "\n")
     for name, content in (scenario.get("files") or {}).items():
         path = os.path.join(work, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -159,8 +159,9 @@ def prepare(scenario):
 
 def purpose_of(body, purposes):
     """"main", or the scenario's word for a side request: the first purpose whose `when` text the
-    request's input holds (purposes: [{"when": text, "purpose": word}, ...])."""
-    text = json.dumps(body.get("input", ""))
+    request's last input item holds (purposes: [{"when": text, "purpose": word}, ...])."""
+    items = body.get("input")
+    text = json.dumps(items[-1] if isinstance(items, list) and items else items)
     for p in purposes:
         if p["when"] in text:
             return p["purpose"]
@@ -199,6 +200,8 @@ def run_scenario(scenario, cli, env, out_root):
                 proc = subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                       text=True, timeout=STEP_SECONDS)
                 logs.append(f"$ step {i}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+                if "unrecognized configuration settings" in proc.stderr:
+                    raise ScenarioError(f"step {i}: Codex ignored settings of config.toml:\n{proc.stderr[-2000:]}")
                 if proc.returncode != 0:
                     raise ScenarioError(f"step {i} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
             requests = standin.requests()
