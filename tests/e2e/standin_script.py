@@ -63,8 +63,9 @@ def parse_reply(item, where):
     if "text" in item and "summary" in item:
         raise ScriptError(f"{where}: text and summary are the same thing; give one")
     for k, call in enumerate(reply["tool_calls"]):
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(call.get("arguments", {}), dict):
-            raise ScriptError(f"{where}.tool_calls[{k}]: a call is {{\"name\": str, \"arguments\": object}}")
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not isinstance(call.get("arguments", {}), dict) \
+                or not isinstance(call.get("namespace", ""), str) or set(call) - {"name", "arguments", "namespace"}:
+            raise ScriptError(f"{where}.tool_calls[{k}]: a call is {{\"name\": str, \"arguments\": object, \"namespace\": str (Responses only)}}")
     if reply["fail"] is not None and reply["fail"] not in FAILS:
         raise ScriptError(f"{where}.fail: {reply['fail']!r} is not one of {', '.join(FAILS)}")
     if reply["deltas"] is not None and not (isinstance(reply["deltas"], int) and reply["deltas"] >= 1):
@@ -258,6 +259,8 @@ def responses_stream(reply, number, model, created_at=0, input_tokens=10):
         arguments = json.dumps(call.get("arguments", {}))
         item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
                 "call_id": function_call_id(number, k), "name": call["name"]}
+        if call.get("namespace"):
+            item["namespace"] = call["namespace"]  # a tool of a namespace tool (Codex's collaboration.spawn_agent)
         yield event("response.output_item.added", output_index=index, item=item)
         deltas += 1
         yield event("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=arguments)

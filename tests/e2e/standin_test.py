@@ -465,6 +465,16 @@ class ResponsesScriptTest(unittest.TestCase):
         self.assertEqual(runs[0], runs[1])
         self.assertNotEqual(runs[0][0], runs[0][1])
 
+    def test_a_call_of_a_namespace_tool_names_its_namespace(self):
+        call = {"tool_calls": [{"name": "spawn_agent", "namespace": "collaboration", "arguments": {"task_name": "t"}},
+                               {"name": "exec_command", "arguments": {}}]}
+        with StandIn(script=[call]) as server:
+            first, second = responses_streamed(sse_events(self.post(server.port)[2]))[0]
+        self.assertEqual((first["name"], first["namespace"]), ("spawn_agent", "collaboration"))
+        self.assertNotIn("namespace", second)
+        with self.assertRaises(ScriptError):
+            parse_script([{"tool_calls": [{"name": "x", "namespace": 3}]}])
+
     def test_when_looks_at_the_last_input_item(self):
         user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
         call = {"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": "{}"}
