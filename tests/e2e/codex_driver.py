@@ -14,7 +14,8 @@ For each scenario tests/agents/codex/<name>.json it
     --skip-git-repo-check and --dangerously-bypass-approvals-and-sandbox (exec_command runs for real
     in work/), `-i FILE` for a step's images;
   - copies the one rollout Codex wrote ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl) to
-    DIR/codex-<version>/<name>/rollout.jsonl and writes conversation.json beside it: the requests
+    DIR/codex-<version>/<name>/rollout.jsonl (a subagent's rollout, its session_meta source
+    {"subagent": ...}, to subagents/ beside it under its own name) and writes conversation.json: the requests
     the stand-in accepted, in order, each reduced to {"seq", "path", "model", "purpose", "input",
     "tools"} (the system prompt's text and the tool schemas dropped).
 DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned CODEX_VERSION:
@@ -47,7 +48,7 @@ PRESET_CLI = "/tmp/agents/codex/node_modules/.bin/codex"
 NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin"), "/work/main/build/pi/node/bin"]
 SCENARIOS = os.path.join(ROOT, "tests", "agents", "codex")
 STEP_SECONDS = 180  # a guard against a run that never ends, not a measurement
-SCENARIO_FIELDS = {"about", "config", "files", "steps", "script", "purposes"}
+SCENARIO_FIELDS = {"about", "config", "features", "files", "steps", "script", "purposes"}
 STEP_FIELDS = {"prompt", "images"}
 API_KEY_ENV = "STANDIN_API_KEY"
 
@@ -65,7 +66,7 @@ enabled = false
 plugins = false
 remote_plugin = false
 apps = false
-
+{features}
 [model_providers.standin]
 name = "standin"
 base_url = "http://127.0.0.1:{port}/v1"
@@ -144,7 +145,8 @@ def prepare(scenario):
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         # The scenario's settings first: top-level keys, before the first [table].
         f.write("".join(line + "\n" for line in scenario.get("config") or []))
-        f.write(CONFIG_TOML.format(model=MODEL, port=PORT, key=API_KEY_ENV))
+        features = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (scenario.get("features") or {}).items())
+        f.write(CONFIG_TOML.format(model=MODEL, port=PORT, key=API_KEY_ENV, features=features))
     for name, content in (scenario.get("files") or {}).items():
         path = os.path.join(work, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -160,6 +162,12 @@ def prepare(scenario):
 def purpose_of(body, purposes):
     """"main", or the scenario's word for a side request: the first purpose whose `when` text the
     request's last input item holds (purposes: [{"when": text, "purpose": word}, ...])."""
+    try:
+        agent = json.loads(body["client_metadata"]["x-codex-turn-metadata"]).get("agent_name")
+    except (KeyError, TypeError, ValueError):
+        agent = None
+    if agent not in (None, "/root"):
+        return "subagent"  # a subagent's own request (its agent_name is /root/<task name>)
     items = body.get("input")
     text = json.dumps(items[-1] if isinstance(items, list) and items else items)
     for p in purposes:
@@ -170,17 +178,26 @@ def purpose_of(body, purposes):
 
 def reduced(entry, purposes):
     """A request as conversation.json keeps it: the system prompt's text (the first developer
-    message, "You are Codex...") and the tool schemas dropped, the rest of the input as sent."""
+    message: "You are Codex...", or with multi_agent_v2 "You are `/root`..."; harness blocks such as
+    <skills_instructions> start with "<" and are kept) and the tool schemas dropped, the rest of
+    the input as sent."""
     body = entry["body"]
     items = json.loads(json.dumps(body.get("input", [])))
     if isinstance(items, list) and items and items[0].get("role") == "developer":
         for part in items[0].get("content") or []:
-            if part.get("type") == "input_text" and part.get("text", "").startswith("You are Codex"):
+            if part.get("type") == "input_text" and not part.get("text", "").startswith("<"):
                 part["text"] = f"[system prompt: {len(part['text'])} characters, dropped]"
     out = {"seq": entry["seq"], "path": entry["path"], "model": body.get("model"),
            "purpose": purpose_of(body, purposes), "status": entry["status"], "input": items,
            "tools": [t.get("name") or t.get("type") for t in body.get("tools") or []]}
     return out
+
+
+def is_subagent(rollout):
+    """Whether a rollout is a subagent's: its session_meta says source {"subagent": ...}."""
+    with open(rollout) as f:
+        meta = json.loads(f.readline())["payload"]
+    return isinstance(meta.get("source"), dict) and "subagent" in meta["source"]
 
 
 def run_scenario(scenario, cli, env, out_root):
@@ -208,20 +225,24 @@ def run_scenario(scenario, cli, env, out_root):
     with open(os.path.join(base, "codex.log"), "w") as f:
         f.write("\n".join(logs))
     rollouts = glob.glob(os.path.join(codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
-    if len(rollouts) != 1:
-        raise ScenarioError(f"expected one rollout, found {rollouts}")
+    main_rollouts = [r for r in rollouts if not is_subagent(r)]
+    if len(main_rollouts) != 1:
+        raise ScenarioError(f"expected one main rollout, found {main_rollouts}")
     rejected = [r for r in requests if r["rule"] is not None or r["api"] is None]
     if rejected:
         raise ScenarioError("the stand-in rejected: " + "; ".join(f"{r['seq']}: {r['rule']}: {r['error']}" for r in rejected))
     dest = os.path.join(out_root, f"codex-{CODEX_VERSION}", scenario["name"])
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
-    shutil.copyfile(rollouts[0], os.path.join(dest, "rollout.jsonl"))
+    shutil.copyfile(main_rollouts[0], os.path.join(dest, "rollout.jsonl"))
+    for sub in sorted(set(rollouts) - set(main_rollouts)):  # a subagent's own rollout, under the name Codex gave it
+        os.makedirs(os.path.join(dest, "subagents"), exist_ok=True)
+        shutil.copyfile(sub, os.path.join(dest, "subagents", os.path.basename(sub)))
     purposes = scenario.get("purposes", [])
     with open(os.path.join(dest, "conversation.json"), "w") as f:
         json.dump([reduced(r, purposes) for r in requests], f, indent=1, ensure_ascii=False)
         f.write("\n")
-    with open(rollouts[0], "rb") as f:
+    with open(main_rollouts[0], "rb") as f:
         lines = f.read().count(b"\n")
     return len(requests), lines
 
