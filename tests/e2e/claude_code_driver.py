@@ -6,7 +6,7 @@ byte for byte, and the conversation the stand-in saw.
 
 For each scenario tests/agents/claude-code/<name>.json it
   - makes a fresh, fixed sandbox /tmp/pi-hydrate-agents/claude-code/<name>/ with work/ (the CLI's
-    cwd, the scenario's files in it), home/ (HOME) and config/ (CLAUDE_CONFIG_DIR);
+    cwd, the scenario's files in it), home/ (HOME), config/ (CLAUDE_CONFIG_DIR) and tmp/ (TMPDIR);
   - starts the stand-in (tests/e2e/standin.py) with the scenario's script on a free port and runs
     `claude -p PROMPT --output-format stream-json --verbose` once per entry of `runs` (the first
     with a fixed --session-id, the next ones with --resume), with the scenario's tools allowed so
@@ -20,7 +20,9 @@ A scenario file holds:
   about    one line: what the recording shows
   files    {"path": "text"} or {"path": {"base64": "..."}}: made in work/ first
   args     extra CLI arguments for every run (e.g. ["--tools", "Bash"])
-  runs     [{"prompt": "...", "args": [...]}]: one CLI process each, in order
+  runs     [{"prompt": "...", "args": [...], "images": ["pixel.png"]}]: one CLI process each, in
+           order; a run with images sends its prompt as one stream-json user message (--input-format
+           stream-json): the images from work/ as base64 blocks, then the text
   script   the stand-in's replies (standin_script.py); a reply may say "purpose" (the word
            conversation.json gives the request it answers; "main" by default) -- the driver
            removes it before the stand-in reads the script
@@ -54,6 +56,7 @@ CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/claude-code-{VERSION}"
 NODE_DIRS = ["/work/main/build/pi/node/bin", os.path.join(ROOT, "build", "pi", "node", "bin")]  # node >= 22 first on PATH
 SCENARIOS = os.path.join(ROOT, "tests", "agents", "claude-code")
 RECORDED = os.path.join(ROOT, "tests", "agents", "recorded")
+MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 RUN_SECONDS = 180  # a guard against a CLI that never returns, not a measurement
 SCENARIO_FIELDS = {"about", "files", "args", "runs", "script"}
 # Every run: print mode, the stream on stdout, tools allowed without a prompt (root may not use
@@ -125,7 +128,7 @@ def make_sandbox(name, files):
     root = os.path.join(SANDBOX_ROOT, name)
     if os.path.exists(root):
         shutil.rmtree(root)
-    box = {k: os.path.join(root, k) for k in ("work", "home", "config", "requests", "stdout")}
+    box = {k: os.path.join(root, k) for k in ("work", "home", "config", "tmp", "requests", "stdout")}
     for d in box.values():
         os.makedirs(d)
     box["root"] = root
@@ -141,12 +144,33 @@ def make_sandbox(name, files):
     return box
 
 
+def prompt_blocks(run, workdir):
+    """The content of a prompt with images: each image (read from work/) as a base64 block, then the text."""
+    blocks = []
+    for name in run["images"]:
+        with open(os.path.join(workdir, name), "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        blocks.append({"type": "image", "source": {"type": "base64", "media_type": MIME[os.path.splitext(name)[1]], "data": data}})
+    return blocks + [{"type": "text", "text": run["prompt"]}]
+
+
 def cli_env(box, port):
     env = {"HOME": box["home"], "CLAUDE_CONFIG_DIR": box["config"], "PATH": "/usr/bin:/bin",
            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "sk-ant-standin",
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": "/bin/bash"}
+           "DISABLE_ERROR_REPORTING": "1", "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": "/bin/bash",
+           "TMPDIR": box["tmp"]}  # the CLI keeps subagent output files under $TMPDIR/claude-<uid>/
     return cli_path_env(env)
+
+
+def system_message_try(entry):
+    """True for the request Claude Code tries first in each process: the conversation with a message
+    of role "system" (the environment, sent with the per-turn-control beta). The stand-in refuses
+    that role as the Messages API without the beta does; the CLI then sends the same turn again with
+    the environment as a <system-reminder> in the user message, and that is what the conversation
+    records."""
+    messages = (entry.get("body") or {}).get("messages") or []
+    return entry.get("rule") == "role" and any(m.get("role") == "system" for m in messages)
 
 
 def reduce_request(entry, purpose):
@@ -164,11 +188,18 @@ def record(scenario, cli, out_dir):
         env = cli_env(box, standin.port)
         for i, run in enumerate(scenario["runs"]):
             session = ["--session-id", sid] if i == 0 else ["--resume", sid]
-            argv = [cli, "-p", run["prompt"], *BASE_ARGS, *session, *scenario.get("args", []), *run.get("args", [])]
+            if run.get("images"):
+                # A prompt with images goes in as one stream-json user message on stdin.
+                argv = [cli, "-p", "--input-format", "stream-json"]
+                stdin = (json.dumps({"type": "user", "message": {"role": "user", "content": prompt_blocks(run, box["work"])}})
+                         + "\n").encode()
+            else:
+                argv, stdin = [cli, "-p", run["prompt"]], None
+            argv += [*BASE_ARGS, *session, *scenario.get("args", []), *run.get("args", [])]
             with open(os.path.join(box["stdout"], f"run-{i + 1}.jsonl"), "wb") as out, \
                  open(os.path.join(box["stdout"], f"run-{i + 1}.stderr"), "wb") as err:
                 try:
-                    proc = subprocess.run(argv, cwd=box["work"], env=env, stdin=subprocess.DEVNULL, stdout=out,
+                    proc = subprocess.run(argv, cwd=box["work"], env=env, input=stdin, stdout=out,
                                           stderr=err, timeout=RUN_SECONDS)
                     if proc.returncode != 0:
                         problems.append(f"run {i + 1} exited {proc.returncode} (see {err.name})")
@@ -180,13 +211,16 @@ def record(scenario, cli, out_dir):
     conversation = []
     for entry in requests:
         if entry["status"] != 200:
-            if entry.get("rule") != "role":  # the first try with a system message: see README (side requests)
+            if not system_message_try(entry):
                 problems.append(f"request {entry['seq']} refused: {entry.get('rule')}: {entry.get('error')}")
             continue
         index = entry.get("script_index")
         conversation.append(reduce_request(entry, script_purposes[index] if index is not None else "unscripted"))
     if unused:
         problems.append(f"script replies never used: {unused}")
+    unscripted = [r["seq"] for r in conversation if r["purpose"] == "unscripted"]
+    if unscripted:
+        problems.append(f"requests the script did not answer (the default text did): {unscripted}")
     project = os.path.join(box["config"], "projects", encoded_cwd(box["work"]))
     transcript = os.path.join(project, f"{sid}.jsonl")
     target = os.path.join(out_dir, f"claude-code-{VERSION}", name)
