@@ -374,15 +374,20 @@ class StandIn:
                     json.dump(entry, f, indent=1)
 
     def next_reply(self, body):
-        """(number, reply) of the script's reply for this request (standin_script.pick_reply), or
-        (number, None) once none is left; numbers count the scripted APIs' requests from 1, so tool
-        call ids stay unique."""
+        """(number, reply, index) of the script's reply for this request (standin_script.pick_reply),
+        or (number, None, None) once none is left; numbers count the scripted APIs' requests from 1,
+        so tool call ids stay unique; index is the reply's place in the script."""
         with self._lock:
             self._requests_answered += 1
             i = pick_reply(self._script, self._used, body)
             if i is not None:
                 self._used.add(i)
-            return self._requests_answered, (self._script[i] if i is not None else None)
+            return self._requests_answered, (self._script[i] if i is not None else None), i
+
+    def unused_replies(self):
+        """The indexes of the script's replies no request has used."""
+        with self._lock:
+            return [i for i in range(len(self._script)) if i not in self._used]
 
     def requests(self):
         with self._lock:
@@ -423,17 +428,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body})
             self._send_json(400, api.error_body("the stand-in only streams: send stream: true"))
             return
-        reply, number = None, None
+        reply, number, index = None, None, None
         if api.name in SCRIPTED:
-            number, reply = self.standin.next_reply(body)
+            number, reply, index = self.standin.next_reply(body)
         if reply is not None and reply["status"] is not None:
             message = reply["error"] or f"scripted HTTP {reply['status']}"
             self.standin.record({"path": path, "api": api.name, "status": reply["status"], "rule": None,
-                                 "error": message, "body": body, "reply": number})
+                                 "error": message, "body": body, "reply": number, "script_index": index})
             self._send_json(reply["status"], SCRIPTED[api.name][0](reply["status"], message))
             return
         self.standin.record({"path": path, "api": api.name, "status": 200, "rule": None, "error": None, "body": body,
-                             "reply": number if reply is not None else None})
+                             "reply": number if reply is not None else None, "script_index": index})
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")

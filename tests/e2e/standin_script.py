@@ -18,8 +18,10 @@ is a string (that text) or an object with these fields, all optional:
   status      an HTTP error status instead of a stream (500 and 529 are retried by pi, 400 is not)
   error       the error's message, with status or fail="error_event"
   summary     the text of a compaction summary (the same as text; it says what the reply is for)
-  when        a text the request's last message must hold for this reply to be used: for requests
-              whose order is not fixed (pi 0.78 asks for a compaction's two summaries at once)
+  when        a text the request's last message must hold for this reply to be used (its text
+              blocks, or the text of its tool results): for requests whose order is not fixed (pi
+              0.78 asks for a compaction's two summaries at once; Claude Code's subagent runs beside
+              the main conversation)
 
 The stand-in answers a request with the first unused reply whose `when` (if any) the request
 holds; without `when`, that is simply the next reply.
@@ -80,19 +82,30 @@ def parse_reply(item, where):
 
 
 def last_message_text(body):
-    """The text of a request's last message (Messages) or last input item (Responses: a message's
-    text, or a function_call_output's output), where a `when` looks."""
+    """The text of a request's last message (Messages: its text blocks and the texts of its tool
+    results, so a reply can wait for the result of a call) or last input item (Responses: a
+    message's text, or a function_call_output's output), where a `when` looks."""
     if "messages" not in body and isinstance(body.get("input"), list) and body["input"]:
         item = body["input"][-1]
-        content = item.get("content", item.get("output"))
-    elif "messages" not in body and isinstance(body.get("input"), str):
-        content = body["input"]
-    else:
-        messages = body.get("messages") or [{}]
-        content = messages[-1].get("content")
+        return _text_of(item.get("content", item.get("output")))
+    if "messages" not in body and isinstance(body.get("input"), str):
+        return body["input"]
+    messages = body.get("messages") or [{}]
+    return _text_of(messages[-1].get("content"))
+
+
+def _text_of(content):
     if isinstance(content, str):
         return content
-    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+    texts = []
+    for b in content or []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result":
+            texts.append(_text_of(b.get("content")))
+        else:
+            texts.append(b.get("text", ""))
+    return "\n".join(texts)
 
 
 def pick_reply(replies, used, body):

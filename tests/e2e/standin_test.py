@@ -321,6 +321,26 @@ class ScriptTest(unittest.TestCase):
                    for t in ("<conversation>\nold", "# Conversation\nnew", "anything", "anything")]
         self.assertEqual(got, ["history summary", "prefix summary", "plain", DEFAULT_REPLY])
 
+    def test_a_when_sees_the_text_of_tool_results(self):
+        def answering(content):
+            return {"model": "m", "stream": True, "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": content}]}]}
+        script = [{"text": "saw blocks", "when": "91: 7 13"}, {"text": "saw a string", "when": "Exit code 1"}]
+        with StandIn(script=script) as server:
+            got = [streamed(sse_events(self.post(server.port, answering(c))[2]))[0][0]["text"]
+                   for c in ("Exit code 1\ncat: x", [{"type": "text", "text": "91: 7 13"}], "other")]
+        self.assertEqual(got, ["saw a string", "saw blocks", DEFAULT_REPLY])
+
+    def test_the_record_names_the_script_reply_used(self):
+        with StandIn(script=[{"text": "late", "when": "second"}, "early"]) as server:
+            for text in ("first", "second", "third"):
+                self.post(server.port, {"model": "m", "stream": True, "messages": [{"role": "user", "content": text}]})
+            self.assertEqual(server.unused_replies(), [])
+            log = server.requests()
+        self.assertEqual([r["script_index"] for r in log], [1, 0, None])
+
     def test_tool_call_ids_differ_between_replies(self):
         call = {"tool_calls": [{"name": "ls", "arguments": {}}]}
         with StandIn(script=[call, call]) as server:
