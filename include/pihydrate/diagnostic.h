@@ -13,7 +13,7 @@ namespace pihydrate {
 // docs/diagnostics.md documents each one. Groups:
 //   PH0xx bytes and lines      PH1xx header and file     PH2xx entry tree
 //   PH3xx messages and context PH4xx tool calls          PH5xx lint
-//   PH6xx thread exports       PH7xx hydrate options      PH9xx limits of pi-hydrate itself
+//   PH6xx other inputs         PH7xx hydrate options      PH9xx limits of pi-hydrate itself
 enum class Code : std::uint16_t {
   kMalformedLine = 1,
   kGluedRecords = 2,
@@ -74,6 +74,8 @@ enum class Code : std::uint16_t {
   kThreadEntrySkipped = 602,
   kEventCaptureInvalid = 603,
   kEventSkipped = 604,
+  kTranscriptInvalid = 605,
+  kTranscriptRecordDropped = 606,
 
   kBranchNotFound = 701,
 

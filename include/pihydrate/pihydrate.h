@@ -6,6 +6,7 @@
 // want the parts.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -84,6 +85,12 @@ struct Limits {
   std::size_t max_entries = 50'000'000;
 };
 
+// What a session file is: pi's own, a Claude Code transcript or a Codex
+// rollout (docs/claude-code.md, docs/codex.md). kAuto: found from the
+// file's first record.
+enum class SessionFormat : std::uint8_t { kAuto, kPi, kClaudeCode, kCodex };
+const char* session_format_name(SessionFormat format);  // "pi", "claude-code", "codex", "auto"
+
 // What the caller wants of a hydration (the command's options, docs/cli.md).
 struct HydrateRequest {
   std::string cwd;             // the new session's working directory, written as given: pass an absolute path
@@ -99,6 +106,7 @@ struct HydrateRequest {
   PiVersion pi_version = PiVersion::k1_5;
   PartialPolicy partial = PartialPolicy::kDrop;  // thread exports: an interrupted stream
   bool trailer = true;                           // thread exports: session_info, model_change, thinking_level_change
+  SessionFormat from = SessionFormat::kAuto;     // hydrate_session: what the file is
   Limits limits;
   bool verify = true;  // validate the output before it is committed
 };
@@ -110,6 +118,8 @@ struct HydrateResult {
   std::string path;
   // False when a thread export could not be converted: the report then holds its errors only.
   bool input_converted = true;
+  // What hydrate_session read the file as (kPi for the other inputs).
+  SessionFormat format = SessionFormat::kPi;
   // Diagnostics name the input's positions: a thread's as `entries[i] (id "...")`
   // at the entry's line:col, a session's at its line. (report.carried, with
   // verification on, names the output's strings its verification stepped over.)

@@ -57,6 +57,12 @@ An event capture (--events) is what pi printed on stdout in --mode json or
 are mapped to a thread export and hydrated as one. Lines that are not JSON
 are reported and skipped.
 
+A Claude Code transcript (~/.claude/projects/<dir>/<session id>.jsonl) or a
+Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl) given to
+--session is converted to the pi session it stands for and hydrated as one
+(docs/claude-code.md, docs/codex.md); the format is found from the file's
+first record, or named with --from. What cannot be carried over is reported.
+
 Tool calls (--tools): pair (default) keeps toolCall/toolResult structure and
 repairs it so every call is followed by its results; flatten turns calls and
 results into plain text, each result cut to --flatten-max-chars.
@@ -67,6 +73,8 @@ verification (nothing written); 2 usage or I/O failure, or a refused target.
 Examples:
   pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl
   pi-hydrate --session old.jsonl --cwd /sandbox -o new.jsonl
+  pi-hydrate --session ~/.claude/projects/-home-me-repo/<id>.jsonl --cwd /sandbox -o s.jsonl
+  pi-hydrate --session rollout.jsonl --from codex --cwd /sandbox -o s.jsonl
   pi --mode json -p "..." | tee capture.jsonl; pi-hydrate --events capture.jsonl --cwd /sandbox -o s.jsonl
   cd /sandbox && pi-hydrate --thread t.json --cwd . && pi --continue
   pi --session "$(pi-hydrate --session old.jsonl --cwd "$PWD")"
@@ -93,10 +101,17 @@ void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
   err << text.str();
 }
 
-void print_summary_text(const HydrateReport& r, const std::string& target, std::ostream& err) {
+// What a --session file was read as, when it was not pi's own.
+std::string read_as(SessionFormat format) {
+  return format == SessionFormat::kClaudeCode ? "Claude Code records"
+         : format == SessionFormat::kCodex    ? "Codex rollout lines"
+                                              : "entries";
+}
+
+void print_summary_text(const HydrateReport& r, SessionFormat format, const std::string& target, std::ostream& err) {
   std::ostringstream text;
-  text << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read
-       << " entries read (session " << r.session_id << ")";
+  text << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read << " "
+       << read_as(format) << " read (session " << r.session_id << ")";
   if (r.lines_pi_drops) text << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
   text << "\n";
   if (!r.repairs.empty()) {
@@ -107,7 +122,8 @@ void print_summary_text(const HydrateReport& r, const std::string& target, std::
   err << text.str();
 }
 
-void print_summary_json(const HydrateReport& r, const std::string& target, bool ok, std::ostream& err) {
+void print_summary_json(const HydrateReport& r, SessionFormat format, const std::string& target, bool ok,
+                        std::ostream& err) {
   std::ostringstream text;
   rapidjson::OStreamWrapper os(text);
   JsonWriter w(os);
@@ -118,6 +134,8 @@ void print_summary_json(const HydrateReport& r, const std::string& target, bool 
   w.String(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
   w.Key("sessionId");
   w.String(r.session_id.c_str(), static_cast<rapidjson::SizeType>(r.session_id.size()));
+  w.Key("format");
+  w.String(session_format_name(format));
   w.Key("entriesRead");
   w.Uint64(r.entries_read);
   w.Key("linesWritten");
@@ -147,7 +165,7 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
   if (json) {
     HydrateReport failed;
     failed.diagnostics = diagnostics;
-    print_summary_json(failed, "", false, err);
+    print_summary_json(failed, SessionFormat::kPi, "", false, err);
   } else {
     print_diagnostics(diagnostics, err);
     err << "pi-hydrate: nothing written\n";
@@ -160,11 +178,14 @@ void add_hydrate_options(cxxopts::Options& options) {
       "DIR] [options]");
   options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
                                           cxxopts::value<std::string>())(
-      "session", "pi session to hydrate (v1, v2 or v3), or - for stdin", cxxopts::value<std::string>())(
-      "events", "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
-      cxxopts::value<std::string>())("cwd", "Working directory for the new session (made absolute)",
-                                     cxxopts::value<std::string>())("o,output", "Output file, or - for stdout",
-                                                                    cxxopts::value<std::string>())(
+      "session", "Session to hydrate: pi's (v1, v2 or v3), a Claude Code transcript or a Codex rollout, or - for stdin",
+      cxxopts::value<std::string>())(
+      "from", "With --session: what the file is, pi|claude-code|codex (default: found from its first record)",
+      cxxopts::value<std::string>())("events",
+                                     "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
+                                     cxxopts::value<std::string>())(
+      "cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())(
+      "o,output", "Output file, or - for stdout", cxxopts::value<std::string>())(
       "session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())(
       "agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())(
       "force", "Replace an existing output file")("allow-missing-cwd", "Do not require --cwd to exist")(
@@ -219,6 +240,19 @@ std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& re
   else
     return "--partial must be drop, keep or text, not '" + partial + "'";
   request.trailer = parsed.count("no-trailer") == 0;
+  if (parsed.count("from")) {
+    if (!parsed.count("session"))
+      return "--from says what a --session file is; it does not apply to --thread or --events";
+    const std::string from = parsed["from"].as<std::string>();
+    if (from == "pi")
+      request.from = SessionFormat::kPi;
+    else if (from == "claude-code")
+      request.from = SessionFormat::kClaudeCode;
+    else if (from == "codex")
+      request.from = SessionFormat::kCodex;
+    else
+      return "--from must be pi, claude-code or codex, not '" + from + "'";
+  }
   if (!parsed.count("cwd")) return "--cwd DIR is required: the working directory of the new session";
   int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
   if (outputs > 1) return "give at most one of -o FILE, --session-dir DIR, --agent-dir DIR";
@@ -360,11 +394,11 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   const HydrateReport& report = result.report;
   if (json) {
-    print_summary_json(report, to_stdout ? "-" : result.path, result.ok, err);
+    print_summary_json(report, result.format, to_stdout ? "-" : result.path, result.ok, err);
   } else {
     print_diagnostics(report.diagnostics, err);
     if (result.ok)
-      print_summary_text(report, to_stdout ? "standard output" : result.path, err);
+      print_summary_text(report, result.format, to_stdout ? "standard output" : result.path, err);
     else
       err << "pi-hydrate: nothing written\n";
   }

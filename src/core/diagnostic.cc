@@ -83,6 +83,11 @@ const std::vector<CodeInfo>& all_codes() {
        "the event capture has no conversation, or holds more than one session; nothing is written"},
       {Code::kEventSkipped, Level::kResume, "event-skipped",
        "a line of the event capture is left out (not JSON, an unknown event, what a thread cannot carry)"},
+      {Code::kTranscriptInvalid, Level::kLoad, "transcript-invalid",
+       "the file is not a pi session, Claude Code transcript or Codex rollout, or breaks its format; nothing is "
+       "written"},
+      {Code::kTranscriptRecordDropped, Level::kResume, "transcript-record-dropped",
+       "a record of a Claude Code or Codex transcript is not carried over (docs/claude-code.md, docs/codex.md)"},
 
       {Code::kBranchNotFound, Level::kLoad, "branch-not-found",
        "--leaf or --label names no entry (or the file has no ids to name)"},

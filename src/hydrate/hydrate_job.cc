@@ -11,12 +11,14 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "core/run_beside.h"
 #include "core/spool_indexer.h"
 #include "hydrate/event_capture.h"
+#include "hydrate/foreign_session.h"
 #include "hydrate/hydrate_job.h"
 #include "hydrate/job_files.h"
 #include "hydrate/mapped_file.h"
@@ -159,6 +161,7 @@ struct Session {
   std::unique_ptr<LineSource> lines;
   Fd spool;  // a converted thread's
   ConvertedThread thread;
+  ForeignSession foreign;  // a Claude Code or Codex transcript's
 };
 
 void read_session(const Input& input, OpenInput& in, const IndexOptions& options, Session& s) {
@@ -170,6 +173,38 @@ void read_session(const Input& input, OpenInput& in, const IndexOptions& options
     s.index = build_file_index(in.fd.fd, in.display, options);
     s.lines = make_fd_line_source(in.fd.fd, in.display);
   }
+}
+
+// The first bytes of the input, enough to hold its first record.
+std::string input_head(const Input& input, const OpenInput& in) {
+  constexpr std::size_t kHeadBytes = std::size_t{4} << 20;
+  if (in.fd.fd < 0) return input.data().substr(0, kHeadBytes);
+  std::string head(kHeadBytes, '\0');
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = ::pread(in.fd.fd, &head[got], head.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  head.resize(got);
+  return head;
+}
+
+// Reads a Claude Code or Codex transcript as the pi session it stands for
+// (foreign_session.h); false (with its diagnostics) when it cannot.
+// `leaf`: a Claude Code record's uuid, where the branch to write ends.
+bool read_foreign_session(const Input& input, OpenInput& in, SessionFormat format, const std::string& leaf,
+                          const IndexOptions& options, Session& s) {
+  {
+    std::string bytes = in.fd.fd >= 0 ? read_all(in.fd.fd, in.display) : input.data();
+    s.foreign = format == SessionFormat::kClaudeCode ? convert_claude_code(bytes, in.display, leaf)
+                                                     : convert_codex(bytes, in.display);
+  }
+  if (!s.foreign.ok()) return false;
+  s.index = build_session_index(*make_memory_source(s.foreign.session), in.display, options);
+  s.lines = make_memory_line_source(s.foreign.session);
+  return true;
 }
 
 // What a hydration reads: a session, a thread export, or an event capture
@@ -240,6 +275,13 @@ void put_first(const Diagnostics& findings, const std::map<std::string, std::uin
   report.diagnostics = std::move(all);
   for (const auto& [kind, count] : repairs) report.repairs[kind] += count;
   report.entries_read = entries_read;
+}
+
+// Points what the session path reported about a converted transcript at the
+// transcript's records, after the reader's own findings.
+void map_to_transcript(const ForeignSession& foreign, HydrateReport& report) {
+  for (Diagnostic& d : report.diagnostics) foreign.map_back(d);
+  put_first(foreign.diagnostics, foreign.repairs, foreign.records, report);
 }
 
 // Points messages about converted lines at the thread entries they came
@@ -324,6 +366,7 @@ HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateReq
     if (hooks.on_phase) hooks.on_phase(name);
   };
   EventCapture capture;
+  FormatGuess guess;
   if (form == InputForm::kEvents) {
     phase("converting the event capture");
     {
@@ -354,7 +397,27 @@ HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateReq
     if (!ho.session_id && !s.thread.session_id.empty()) ho.session_id = s.thread.session_id;
     if (!ho.timestamp && !s.thread.timestamp.empty()) ho.timestamp = s.thread.timestamp;
   } else {
-    read_session(input, in, input_index, s);
+    // Which format: as asked, else guessed from the first record; a file
+    // that is none of them is read as pi's (whose loader says why not).
+    guess.format = request.from;
+    if (guess.format == SessionFormat::kAuto) guess = guess_session_format(input_head(input, in));
+    result.format = guess.format == SessionFormat::kAuto ? SessionFormat::kPi : guess.format;
+    if (result.format == SessionFormat::kPi) {
+      read_session(input, in, input_index, s);
+    } else {
+      phase(result.format == SessionFormat::kClaudeCode ? "converting the Claude Code transcript"
+                                                        : "converting the Codex rollout");
+      // A Claude Code transcript's --leaf is one of its uuids: the reader
+      // writes that branch. (A Codex rollout has no tree; --leaf then names
+      // an entry of the session written, as for pi's files.)
+      std::string leaf;
+      if (result.format == SessionFormat::kClaudeCode && ho.leaf_id) leaf = *std::exchange(ho.leaf_id, std::nullopt);
+      if (!read_foreign_session(input, in, result.format, leaf, input_index, s)) {
+        result.input_converted = false;
+        result.report.diagnostics = std::move(s.foreign.diagnostics);
+        return result;
+      }
+    }
   }
   const bool to_sink = output.kind() == Output::Kind::kSink;
   OutputFile file(target.dir, hooks.remove_output_on_signals);
@@ -375,6 +438,11 @@ HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateReq
   }
   if (is_thread) map_to_thread(s.thread, report);
   if (form == InputForm::kEvents) map_to_capture(capture, report);
+  if (result.format == SessionFormat::kClaudeCode || result.format == SessionFormat::kCodex)
+    map_to_transcript(s.foreign, report);
+  if (!guess.tried.empty())
+    for (Diagnostic& d : report.diagnostics)
+      if (d.code == Code::kNoHeader) d.hint = guess.tried;
   if (ok && output.kind() == Output::Kind::kDirectory) {
     // A crafted session id or timestamp must not leave the directory.
     std::string name = session_file_name(report.timestamp, report.session_id);
