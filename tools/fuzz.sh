@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a while.
 #   tools/fuzz.sh TARGET SECONDS [JOBS]
-# TARGET: fuzz_line_reader | fuzz_validate | fuzz_session_hydrate | fuzz_thread_hydrate | fuzz_thread_reader
+# TARGET: fuzz_line_reader | fuzz_validate | fuzz_session_hydrate | fuzz_thread_hydrate | fuzz_thread_reader |
+#         fuzz_transcript
 # The build goes to build-fuzz/ (clang, -fsanitize=fuzzer,address,undefined).
 # The seed corpus is tests/fuzz/corpus/TARGET plus every golden input; new
 # inputs go to build-fuzz/corpus/TARGET, crashes to build-fuzz/crashes/TARGET.

@@ -143,7 +143,8 @@ struct ProcessHooks {
   std::function<std::string(const Diagnostic&)> exit_on_shrunk_input;
   // Called as each phase of the job starts, with its name ("reading the
   // session", "converting the event capture", "converting the thread
-  // export", "writing the session", "verifying the output"), on the calling
+  // export", "converting the Claude Code transcript", "converting the Codex
+  // rollout", "writing the session", "verifying the output"), on the calling
   // thread: for a progress display.
   std::function<void(const char* phase)> on_phase;
 };

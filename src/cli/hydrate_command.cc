@@ -134,8 +134,10 @@ void print_summary_json(const HydrateReport& r, SessionFormat format, const std:
   w.String(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
   w.Key("sessionId");
   w.String(r.session_id.c_str(), static_cast<rapidjson::SizeType>(r.session_id.size()));
-  w.Key("format");
-  w.String(session_format_name(format));
+  if (format != SessionFormat::kAuto) {  // a --session file's (the other inputs have one format each)
+    w.Key("format");
+    w.String(session_format_name(format));
+  }
   w.Key("entriesRead");
   w.Uint64(r.entries_read);
   w.Key("linesWritten");
@@ -165,7 +167,7 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
   if (json) {
     HydrateReport failed;
     failed.diagnostics = diagnostics;
-    print_summary_json(failed, SessionFormat::kPi, "", false, err);
+    print_summary_json(failed, SessionFormat::kAuto, "", false, err);
   } else {
     print_diagnostics(diagnostics, err);
     err << "pi-hydrate: nothing written\n";
@@ -394,7 +396,8 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   const HydrateReport& report = result.report;
   if (json) {
-    print_summary_json(report, result.format, to_stdout ? "-" : result.path, result.ok, err);
+    print_summary_json(report, input_option == std::string("session") ? result.format : SessionFormat::kAuto,
+                       to_stdout ? "-" : result.path, result.ok, err);
   } else {
     print_diagnostics(report.diagnostics, err);
     if (result.ok)

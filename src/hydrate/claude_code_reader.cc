@@ -1,5 +1,5 @@
 // Claude Code transcript -> pi v3 session, by the rules of
-// docs/claude-code.md (C1-C12; the comments name them).
+// docs/claude-code.md (C1-C11; the comments name them).
 #include <cstdint>
 #include <deque>
 #include <set>
@@ -113,7 +113,7 @@ class ClaudeCodeReader {
     if (first_timestamp_.empty()) first_timestamp_ = json_string(rec.doc, "timestamp");
     // C11: the names the CLI gives a session; a name the user set wins.
     if (rec.type == "custom-title") title_ = json_string(rec.doc, "customTitle");
-    if (rec.type == "ai-title" && ai_title_.empty()) ai_title_ = json_string(rec.doc, "aiTitle");
+    if (rec.type == "ai-title") ai_title_ = json_string(rec.doc, "aiTitle");
     const std::size_t index = records_.size();
     if (!rec.uuid.empty()) by_uuid_[rec.uuid] = index;
     if (!rec.sidechain && rec.type == "assistant") {
@@ -194,8 +194,14 @@ class ClaudeCodeReader {
     std::set<std::size_t> seen;
     while (at != SIZE_MAX && seen.insert(at).second) {
       branch.push_back(at);
-      auto parent = by_uuid_.find(records_[at].parent);
+      const Record& r = records_[at];
+      auto parent = by_uuid_.find(r.parent);
       at = parent == by_uuid_.end() ? SIZE_MAX : parent->second;
+      // A parent the file does not hold (a transcript cut at its start, or edited): the branch starts here.
+      if (at == SIZE_MAX && !r.parent.empty())
+        write_.warn(r.line, r.column,
+                    "parentUuid " + r.parent + " names no record of the transcript: the conversation starts here",
+                    "claude-branch-cut");
     }
     return {branch.rbegin(), branch.rend()};
   }
@@ -234,7 +240,10 @@ class ClaudeCodeReader {
       p.message = m;  // C7: the last line's model, stop reason and usage
       add_assistant_blocks(r, *m, p, calls);
     }
-    if (p.blocks.empty()) return;
+    if (p.blocks.empty()) {
+      write_.count("claude-empty-replies");
+      return;
+    }
     add(first, std::move(p));
     // C8: the results of its calls follow it, in call order, wherever they are.
     std::vector<std::size_t> result_records;
@@ -365,7 +374,8 @@ class ClaudeCodeReader {
     return false;
   }
 
-  // Appends an entry after the last one: the session is the branch, linear.
+  // C1: appends an entry after the last one (the session is the branch,
+  // linear); its id is made from the record's uuid, its time is the record's.
   void add(const Record& r, Pending&& p, const std::string& key = {}) {
     const std::string& id_key = key.empty() ? r.uuid : key;
     p.id = entry_id_for(id_key.empty() ? "line:" + std::to_string(r.line) : id_key, taken_ids_);
@@ -380,6 +390,7 @@ class ClaudeCodeReader {
   }
 
   void write_session() {
+    // C1: the session id, first time and cwd of the transcript's records.
     write_.header(session_id_, first_timestamp_, cwd_.empty() ? "/" : cwd_, origin(records_.front(), "first record"));
     for (const Pending& p : pending_) {
       switch (p.kind) {
@@ -524,6 +535,10 @@ class ClaudeCodeReader {
           if (type == "text" || (type == "image" && json_member(block, "source") &&
                                  json_string(*json_member(block, "source"), "type") == "base64"))
             blocks.push_back(&block);
+          else
+            write_.warn(p.origin.line, p.origin.column,
+                        "a tool result's \"" + type + "\" block has no pi equivalent; left out",
+                        "claude-blocks-dropped");
         }
         write_content_blocks(w, blocks);
       }

@@ -1,9 +1,10 @@
-// Codex rollout -> pi v3 session, by the rules of docs/codex.md (X-rules
-// are the thread's; these are K1-K12, and the comments name them).
+// Codex rollout -> pi v3 session, by the rules of docs/codex.md (K1-K11;
+// the comments name them).
 #include <cstdint>
 #include <deque>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/stringbuffer.h>
@@ -17,9 +18,9 @@ namespace {
 // K4: what Codex puts before the user's prompt in the user role: its
 // harness context, which it writes afresh for each session (pi has its own).
 bool is_harness_context(std::string_view text) {
-  for (const char* tag : {"<environment_context>", "<permissions instructions>", "<skills_instructions>",
-                          "<user_instructions>", "# AGENTS.md instructions", "<apps_instructions>",
-                          "<collaboration_mode>", "<personality_spec>", "<turn_aborted>"})
+  for (const char* tag :
+       {"<environment_context>", "<permissions instructions>", "<skills_instructions>", "<user_instructions>",
+        "# AGENTS.md instructions", "<apps_instructions>", "<collaboration_mode>", "<personality_spec>"})
     if (text.rfind(tag, 0) == 0) return true;
   return false;
 }
@@ -27,7 +28,7 @@ bool is_harness_context(std::string_view text) {
 // K8: the exit code in exec_command's output header ("Process exited with code N"); 0 when none.
 long exit_code_of(std::string_view output) {
   const std::string_view marker = "Process exited with code ";
-  const std::size_t at = output.find(marker);
+  const std::size_t at = output.substr(0, output.find("\nOutput:")).find(marker);  // the header's, not the output's
   if (at == std::string_view::npos) return 0;
   return std::strtol(std::string(output.substr(at + marker.size(), 12)).c_str(), nullptr, 10);
 }
@@ -62,6 +63,7 @@ class CodexReader {
   struct ReplyItem {
     const JsonValue* item;
     std::uint64_t line, column;
+    std::string model, timestamp;  // K7: the turn's model and the item's time, as they were when it was read
   };
 
   void read(TranscriptRecord&& r) {
@@ -91,10 +93,13 @@ class CodexReader {
       // K3: what the CLI showed; the conversation is in the response items.
       write_.count("codex-event-records");
     } else {
+      // K3: the CLI's own state (world_state, token_usage_record, ...).
       write_.count("codex-bookkeeping-records");
     }
   }
 
+  // K1, K2: the header is the first session_meta; the entries are one chain,
+  // ids made from their place, times from their lines.
   void session_meta(const JsonValue& payload, const TranscriptRecord& r) {
     // K1: a resumed session writes its meta again; the first one is the session.
     if (!header_written_) {
@@ -116,7 +121,7 @@ class CodexReader {
     if (type == "message") {
       const std::string role = json_string(item, "role");
       if (role == "assistant") {
-        reply_.push_back({&item, r.line, r.column});
+        reply_.push_back({&item, r.line, r.column, model_, timestamp_});
       } else if (role == "user") {
         user_message(item, r);
       } else {
@@ -125,7 +130,7 @@ class CodexReader {
       }
     } else if (type == "reasoning" || type == "function_call" || type == "custom_tool_call" ||
                type == "local_shell_call") {
-      reply_.push_back({&item, r.line, r.column});
+      reply_.push_back({&item, r.line, r.column, model_, timestamp_});
     } else if (type == "agent_message") {
       // K11: another agent's message (a subagent's answer) is input the model reads, as a user's is.
       user_message(item, r);
@@ -151,10 +156,12 @@ class CodexReader {
     for (const JsonValue& part : content->GetArray()) {
       const std::string type = json_string(part, "type");
       if (type == "input_text") {
-        if (is_harness_context(json_string(part, "text")))
+        if (is_harness_context(json_string(part, "text"))) {
           harness = true;
-        else
+          write_.count("codex-harness-context-dropped");
+        } else {
           parts.push_back(&part);
+        }
       } else if (type == "input_image") {
         std::string mime, data;
         if (split_data_url(json_string(part, "image_url"), mime, data))
@@ -162,10 +169,13 @@ class CodexReader {
         else
           write_.warn(r.line, r.column, "an image that is not a base64 data URL cannot be sent by pi; left out",
                       "codex-items-dropped");
+      } else {
+        write_.warn(r.line, r.column, "a user message's \"" + type + "\" part has no pi equivalent; left out",
+                    "codex-items-dropped");
       }
     }
     if (parts.empty()) {
-      write_.count(harness ? "codex-harness-context-dropped" : "codex-empty-user-messages");
+      if (!harness) write_.count("codex-empty-user-messages");
       return;
     }
     close_reply();
@@ -217,6 +227,9 @@ class CodexReader {
             write_text_block(w, json_string(part, "text"));
           } else if (type == "input_image" && split_data_url(json_string(part, "image_url"), mime, data)) {
             write_image_block(w, data, mime);
+          } else {
+            write_.warn(r.line, r.column, "a tool output's \"" + type + "\" part has no pi equivalent; left out",
+                        "codex-items-dropped");
           }
         }
       } else if (output && output->IsObject()) {
@@ -237,10 +250,11 @@ class CodexReader {
   void compacted(const JsonValue& payload, const TranscriptRecord& r) {
     const std::string summary = json_string(payload, "message");
     // K9: the reply that wrote the summary is the compaction's, not a turn of the conversation.
-    const std::string reply = reply_text();
+    const std::string reply = reply_.empty() ? std::string() : message_text(*reply_.back().item);
     if (!reply.empty() && summary.size() >= reply.size() &&
         summary.compare(summary.size() - reply.size(), reply.size(), reply) == 0) {
-      reply_.clear();
+      reply_.pop_back();
+      while (!reply_.empty() && json_string(*reply_.back().item, "type") == "reasoning") reply_.pop_back();
       write_.count("codex-summary-reply");
     }
     close_reply();
@@ -277,14 +291,12 @@ class CodexReader {
     return text;
   }
 
-  std::string reply_text() const {
+  // An assistant message item's text ("" for the other items).
+  static std::string message_text(const JsonValue& item) {
     std::string text;
-    for (const ReplyItem& ri : reply_) {
-      if (json_string(*ri.item, "type") != "message") return {};
-      const JsonValue* content = json_member(*ri.item, "content");
-      if (content && content->IsArray())
-        for (const JsonValue& part : content->GetArray()) text += json_string(part, "text");
-    }
+    if (json_string(item, "type") != "message") return text;
+    if (const JsonValue* content = json_member(item, "content"); content && content->IsArray())
+      for (const JsonValue& part : content->GetArray()) text += json_string(part, "text");
     return text;
   }
 
@@ -295,6 +307,8 @@ class CodexReader {
     items.swap(reply_);
     bool has_calls = false;
     const ReplyItem& first = items.front();
+    // The reply's time is its first item's, not that of the line that ended it.
+    const std::string closing_time = std::exchange(timestamp_, first.timestamp);
     entry("message", {first.line, first.column, "response_item " + json_string(*first.item, "type")},
           [&](JsonWriter& w) {
             w.Key("message");
@@ -306,13 +320,14 @@ class CodexReader {
             w.EndArray();
             write_key_string(w, "api", "openai-responses");
             write_key_string(w, "provider", "openai");
-            write_key_string(w, "model", model_);
+            write_key_string(w, "model", first.model);
             write_usage(w, 0, 0, 0, 0);
             write_key_string(w, "stopReason", has_calls ? "toolUse" : "stop");
             w.Key("timestamp");
             w.Int64(millis());
             w.EndObject();
           });
+    timestamp_ = closing_time;
   }
 
   // Writes one item's blocks; true for a tool call.
@@ -332,9 +347,16 @@ class CodexReader {
       if (const JsonValue* summary = json_member(item, "summary"); summary && summary->IsArray())
         for (const JsonValue& part : summary->GetArray())
           text += (text.empty() ? "" : "\n\n") + json_string(part, "text");
+      // Only the fields the Responses API takes back (Codex sends no others).
       rapidjson::StringBuffer signature;
       JsonWriter sw(signature);
-      item.Accept(sw);
+      sw.StartObject();
+      for (const char* key : {"type", "id", "summary", "content", "encrypted_content"})
+        if (const JsonValue* v = json_member(item, key)) {
+          sw.Key(key);
+          v->Accept(sw);
+        }
+      sw.EndObject();
       w.StartObject();
       write_key_string(w, "type", "thinking");
       write_key_string(w, "thinking", text);
