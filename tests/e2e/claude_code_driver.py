@@ -53,7 +53,7 @@ VERSION = "2.1.331"  # @anthropic-ai/claude-code, pinned
 PACKAGE = "@anthropic-ai/claude-code"
 SANDBOX_ROOT = "/tmp/pi-hydrate-agents/claude-code"
 CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/claude-code-{VERSION}"
-NODE_DIRS = ["/work/main/build/pi/node/bin", os.path.join(ROOT, "build", "pi", "node", "bin")]  # node >= 22 first on PATH
+NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin")]  # node >= 22 first on PATH
 SCENARIOS = os.path.join(ROOT, "tests", "agents", "claude-code")
 RECORDED = os.path.join(ROOT, "tests", "agents", "recorded")
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}

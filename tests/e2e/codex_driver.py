@@ -19,7 +19,7 @@ For each scenario tests/agents/codex/<name>.json it
     the stand-in accepted, in order, each reduced to {"seq", "path", "model", "purpose", "input",
     "tools"} (the system prompt's text and the tool schemas dropped).
 DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned CODEX_VERSION:
---cli PATH, or /tmp/agents/codex, or an npm install into /tmp/pi-hydrate-agents/cli/codex-<version>.
+--cli PATH, or an npm install into /tmp/pi-hydrate-agents/cli/codex-<version>.
 Prints one line per scenario: NAME ok|failed REQUESTS requests LINES rollout lines.
 """
 import argparse
@@ -44,8 +44,7 @@ PORT = 47331  # fixed, so config.toml and what Codex writes about the provider a
 MODEL = "gpt-5.5"
 SANDBOX_ROOT = "/tmp/pi-hydrate-agents/codex"
 CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/codex-{CODEX_VERSION}"
-PRESET_CLI = "/tmp/agents/codex/node_modules/.bin/codex"
-NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin"), "/work/main/build/pi/node/bin"]
+NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin")]
 SCENARIOS = os.path.join(ROOT, "tests", "agents", "codex")
 STEP_SECONDS = 180  # a guard against a run that never ends, not a measurement
 SCENARIO_FIELDS = {"about", "config", "features", "files", "steps", "script", "purposes"}
@@ -112,7 +111,7 @@ def find_cli(explicit):
     if node_dir:
         env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
     cached = os.path.join(CLI_CACHE, "node_modules", ".bin", "codex")
-    candidates = [explicit] if explicit else [PRESET_CLI, cached]
+    candidates = [explicit] if explicit else [cached]
     for cli in candidates:
         if cli and os.path.exists(cli) and version_of(cli, env) == CODEX_VERSION:
             return cli, env
