@@ -24,7 +24,7 @@ _pi_hydrate() {
     esac
   fi
 
-  local hydrate_options="--thread --session --events --cwd -o --output --session-dir --agent-dir --force
+  local hydrate_options="--thread --session --from --events --cwd -o --output --session-dir --agent-dir --force
     --allow-missing-cwd --no-verify --report --leaf --label --tools --flatten-max-chars --thinking
     --prune-compacted --session-id --timestamp --partial --no-trailer --pi-version --max-line-bytes
     --max-depth --max-entries --help"
@@ -40,6 +40,7 @@ _pi_hydrate() {
     --thinking) values="keep drop" ;;
     --report) values="text json" ;;
     --partial) values="drop keep text" ;;
+    --from) values="pi claude-code codex" ;;
     --pi-version) values="0.78 1.5" ;;
     --level) values="load resume lint" ;;
     --format)

@@ -14,7 +14,8 @@ complete -c pi-hydrate -s h -l help -d 'Print the options'
 # Hydration: with `hydrate` or with no command word.
 set -l hydrating "not __fish_seen_subcommand_from validate tree context"
 complete -c pi-hydrate -n $hydrating -r -F -l thread -d 'Thread export to hydrate, or - for stdin'
-complete -c pi-hydrate -n $hydrating -r -F -l session -d 'pi session to hydrate, or - for stdin'
+complete -c pi-hydrate -n $hydrating -r -F -l session -d 'Session to hydrate (pi, Claude Code or Codex), or - for stdin'
+complete -c pi-hydrate -n $hydrating -x -a 'pi claude-code codex' -l from -d 'What the --session file is'
 complete -c pi-hydrate -n $hydrating -r -F -l events -d "Capture of pi's --mode json or rpc stdout, or - for stdin"
 complete -c pi-hydrate -n $hydrating -x -a '(__fish_complete_directories)' -l cwd -d 'Working directory of the new session'
 complete -c pi-hydrate -n $hydrating -r -F -s o -l output -d 'Output file, or - for stdout'
