@@ -448,13 +448,7 @@ class ClaudeCodeReader {
           write_key_string(w, "id", json_string(*block, "id"));
           write_key_string(w, "name", json_string(*block, "name"));
           w.Key("arguments");
-          const JsonValue* input = json_member(*block, "input");
-          if (input && input->IsObject())
-            input->Accept(w);
-          else {
-            w.StartObject();
-            w.EndObject();
-          }
+          write_object_or_empty(w, json_member(*block, "input"));
         }
         w.EndObject();
       }

@@ -390,13 +390,7 @@ class CodexReader {
       write_key_string(w, "input", json_string(item, "input"));
       w.EndObject();
     } else {  // local_shell_call
-      const JsonValue* action = json_member(item, "action");
-      if (action && action->IsObject())
-        action->Accept(w);
-      else {
-        w.StartObject();
-        w.EndObject();
-      }
+      write_object_or_empty(w, json_member(item, "action"));
     }
     w.EndObject();
     return true;

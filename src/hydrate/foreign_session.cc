@@ -226,6 +226,15 @@ void write_image_block(JsonWriter& w, std::string_view base64, std::string_view 
   w.EndObject();
 }
 
+void write_object_or_empty(JsonWriter& w, const JsonValue* value) {
+  if (value != nullptr && value->IsObject()) {
+    value->Accept(w);
+    return;
+  }
+  w.StartObject();
+  w.EndObject();
+}
+
 void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
                  std::uint64_t cache_write) {
   w.Key("usage");

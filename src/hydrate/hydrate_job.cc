@@ -415,6 +415,12 @@ HydrateResult hydrate_input(const Input& input, InputForm form, const HydrateReq
       if (!read_foreign_session(input, in, result.format, leaf, input_index, s)) {
         result.input_converted = false;
         result.report.diagnostics = std::move(s.foreign.diagnostics);
+        // Read as the caller said: the file may be of another format.
+        if (request.from != SessionFormat::kAuto)
+          for (Diagnostic& d : result.report.diagnostics)
+            if (d.code == Code::kTranscriptInvalid)
+              d.hint += std::string(d.hint.empty() ? "" : "; ") + "read as " + session_format_name(request.from) +
+                        " because of --from; without it the format is found from the first record";
         return result;
       }
     }

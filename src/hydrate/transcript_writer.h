@@ -68,6 +68,8 @@ void write_string(JsonWriter& w, std::string_view s);
 void write_key_string(JsonWriter& w, const char* key, std::string_view s);
 void write_text_block(JsonWriter& w, std::string_view text);
 void write_image_block(JsonWriter& w, std::string_view base64, std::string_view mime_type);
+// `value` when it is an object, else {} (pi's tool call arguments are always an object).
+void write_object_or_empty(JsonWriter& w, const JsonValue* value);
 // pi's usage object (cost is not known: zero, as pi writes for a provider without prices).
 void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
                  std::uint64_t cache_write);

@@ -46,6 +46,7 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
 from standin import StandIn  # noqa: E402
 from standin_script import ScriptError, parse_script  # noqa: E402
 
@@ -64,10 +65,6 @@ SCENARIO_FIELDS = {"about", "files", "args", "runs", "script"}
 BASE_ARGS = ["--output-format", "stream-json", "--verbose"]
 
 
-class ScenarioError(Exception):
-    pass
-
-
 def session_id(name):
     """A fixed session id per scenario, so its transcript path is the same in every recording."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pi-hydrate/claude-code/{name}"))
@@ -80,14 +77,7 @@ def encoded_cwd(path):
 
 def load_scenario(path):
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
-        with open(path) as f:
-            scenario = json.load(f)
-    except ValueError as e:
-        raise ScenarioError(f"{path}: not JSON: {e}")
-    unknown = set(scenario) - SCENARIO_FIELDS
-    if unknown:
-        raise ScenarioError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
+    scenario = read_scenario_file(path, SCENARIO_FIELDS)
     if not isinstance(scenario.get("about"), str):
         raise ScenarioError(f"{path}: about: one line saying what the recording shows")
     if not scenario.get("runs") or any(not isinstance(r.get("prompt"), str) for r in scenario["runs"]):

@@ -34,6 +34,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
 from standin import StandIn  # noqa: E402
 from standin_script import ScriptError, parse_script  # noqa: E402
 
@@ -77,20 +78,9 @@ stream_max_retries = 0
 """
 
 
-class ScenarioError(Exception):
-    pass
-
-
 def load_scenario(path):
     name = os.path.splitext(os.path.basename(path))[0]
-    try:
-        with open(path) as f:
-            scenario = json.load(f)
-    except ValueError as e:
-        raise ScenarioError(f"{path}: not JSON: {e}")
-    unknown = set(scenario) - SCENARIO_FIELDS
-    if unknown:
-        raise ScenarioError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
+    scenario = read_scenario_file(path, SCENARIO_FIELDS)
     if not scenario.get("steps"):
         raise ScenarioError(f"{path}: steps: at least one prompt")
     for i, step in enumerate(scenario["steps"]):

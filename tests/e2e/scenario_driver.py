@@ -65,17 +65,26 @@ def script_for(scenario, version):
     return out
 
 
-def load_scenario(path):
-    """The scenario in `path`, checked; ScenarioError names the file and the reason."""
-    name = os.path.splitext(os.path.basename(path))[0]
+def read_scenario_file(path, fields):
+    """The JSON object in `path`, with no field outside `fields`; ScenarioError names the file and
+    the reason. (The Claude Code and Codex drivers read their scenarios with it too.)"""
     try:
         with open(path) as f:
             scenario = json.load(f)
     except ValueError as e:
         raise ScenarioError(f"{path}: not JSON: {e}")
-    unknown = set(scenario) - SCENARIO_FIELDS
+    if not isinstance(scenario, dict):
+        raise ScenarioError(f"{path}: a scenario is a JSON object")
+    unknown = set(scenario) - fields
     if unknown:
         raise ScenarioError(f"{path}: unknown field(s) {', '.join(sorted(unknown))}")
+    return scenario
+
+
+def load_scenario(path):
+    """The scenario in `path`, checked; ScenarioError names the file and the reason."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    scenario = read_scenario_file(path, SCENARIO_FIELDS)
     mode = scenario.get("mode", "rpc")
     if mode not in ("rpc", "json"):
         raise ScenarioError(f"{path}: mode: 'rpc' or 'json'")
