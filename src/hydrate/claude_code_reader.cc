@@ -8,6 +8,7 @@
 
 #include "hydrate/foreign_session.h"
 #include "hydrate/transcript_writer.h"
+#include "pihydrate/formats.h"
 
 namespace pihydrate {
 namespace {
@@ -109,6 +110,7 @@ class ClaudeCodeReader {
     if (rec.parent.empty()) rec.parent = json_string(rec.doc, "logicalParentUuid");
     rec.sidechain = json_true(rec.doc, "isSidechain");
     if (session_id_.empty()) session_id_ = json_string(rec.doc, "sessionId");
+    if (first_uuid_.empty()) first_uuid_ = rec.uuid;
     if (cwd_.empty()) cwd_ = json_string(rec.doc, "cwd");
     if (first_timestamp_.empty()) first_timestamp_ = json_string(rec.doc, "timestamp");
     // C11: the names the CLI gives a session; a name the user set wins.
@@ -391,6 +393,8 @@ class ClaudeCodeReader {
 
   void write_session() {
     // C1: the session id, first time and cwd of the transcript's records.
+    // Without a sessionId, an id of its own from the first uuid (not one shared by every such file).
+    if (session_id_.empty()) session_id_ = derived_session_id("claude-code:" + first_uuid_ + first_timestamp_);
     write_.header(session_id_, first_timestamp_, cwd_.empty() ? "/" : cwd_, origin(records_.front(), "first record"));
     for (const Pending& p : pending_) {
       switch (p.kind) {
@@ -566,7 +570,7 @@ class ClaudeCodeReader {
   std::unordered_map<std::string, std::string> tool_names_;                 // tool_use id -> tool name
   std::map<std::string, std::string> taken_ids_;
   std::set<std::string> unknown_types_;
-  std::string session_id_, cwd_, first_timestamp_, title_, ai_title_, last_timestamp_;
+  std::string session_id_, first_uuid_, cwd_, first_timestamp_, title_, ai_title_, last_timestamp_;
   std::int64_t last_millis_ = 0;
 };
 

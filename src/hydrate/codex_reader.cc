@@ -11,6 +11,7 @@
 
 #include "hydrate/foreign_session.h"
 #include "hydrate/transcript_writer.h"
+#include "pihydrate/formats.h"
 
 namespace pihydrate {
 namespace {
@@ -93,6 +94,11 @@ class CodexReader {
       // K3: what the CLI showed; the conversation is in the response items.
       write_.count("codex-event-records");
     } else {
+      // K5: a response's token counts follow its items, while its reply is still open.
+      if (type == "token_usage_record" && !reply_.empty()) {
+        reply_usage_ = json_member(*payload, "usage");
+        reply_response_id_ = json_string(*payload, "response_id");
+      }
       // K3: the CLI's own state (world_state, token_usage_record, ...).
       write_.count("codex-bookkeeping-records");
     }
@@ -107,7 +113,10 @@ class CodexReader {
       std::string timestamp = json_string(payload, "timestamp");
       if (timestamp.empty()) timestamp = timestamp_;
       const std::string cwd = json_string(payload, "cwd");
-      write_.header(json_string(payload, "id"), timestamp, cwd.empty() ? "/" : cwd, {r.line, r.column, "session_meta"});
+      std::string id = json_string(payload, "id");
+      // Without an id, one of its own from the rollout's start (not one shared by every such file).
+      if (id.empty()) id = derived_session_id("codex:" + timestamp + json_string(payload, "cwd"));
+      write_.header(id, timestamp, cwd.empty() ? "/" : cwd, {r.line, r.column, "session_meta"});
     }
   }
 
@@ -255,6 +264,8 @@ class CodexReader {
         summary.compare(summary.size() - reply.size(), reply.size(), reply) == 0) {
       reply_.pop_back();
       while (!reply_.empty() && json_string(*reply_.back().item, "type") == "reasoning") reply_.pop_back();
+      reply_usage_ = nullptr;  // the summary request's counts
+      reply_response_id_.clear();
       write_.count("codex-summary-reply");
     }
     close_reply();
@@ -307,6 +318,8 @@ class CodexReader {
     items.swap(reply_);
     bool has_calls = false;
     const ReplyItem& first = items.front();
+    const JsonValue* usage = std::exchange(reply_usage_, nullptr);
+    const std::string response_id = std::exchange(reply_response_id_, std::string());
     // The reply's time is its first item's, not that of the line that ended it.
     const std::string closing_time = std::exchange(timestamp_, first.timestamp);
     entry("message", {first.line, first.column, "response_item " + json_string(*first.item, "type")},
@@ -321,10 +334,17 @@ class CodexReader {
             write_key_string(w, "api", "openai-responses");
             write_key_string(w, "provider", "openai");
             write_key_string(w, "model", first.model);
-            write_usage(w, 0, 0, 0, 0);
+            // OpenAI counts cached input inside input_tokens; pi counts it apart.
+            static const JsonValue no_usage(rapidjson::kObjectType);
+            const JsonValue& u = usage != nullptr && usage->IsObject() ? *usage : no_usage;
+            const std::uint64_t cached = json_count(u, "cached_input_tokens");
+            const std::uint64_t input = json_count(u, "input_tokens");
+            write_usage(w, input > cached ? input - cached : 0, json_count(u, "output_tokens"), cached,
+                        json_count(u, "cache_write_input_tokens"));
             write_key_string(w, "stopReason", has_calls ? "toolUse" : "stop");
             w.Key("timestamp");
             w.Int64(millis());
+            if (!response_id.empty()) write_key_string(w, "responseId", response_id);
             w.EndObject();
           });
     timestamp_ = closing_time;
@@ -418,6 +438,8 @@ class CodexReader {
   TranscriptWriter write_;
   std::deque<rapidjson::Document> records_;  // kept whole: the open reply points into them
   std::vector<ReplyItem> reply_;
+  const JsonValue* reply_usage_ = nullptr;  // the open reply's token counts (token_usage_record), if any
+  std::string reply_response_id_;
   std::unordered_map<std::string, std::string> tool_names_;
   std::map<std::string, std::string> taken_ids_;
   std::string model_, timestamp_, last_id_;

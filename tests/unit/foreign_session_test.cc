@@ -156,6 +156,20 @@ TEST(ClaudeCode, CompactionKeepsThePreservedSegment) {
   EXPECT_STREQ(e[3]["summary"].GetString(), "This session is being continued. Summary.");
 }
 
+// C1: a transcript without a sessionId still gets an id of its own.
+TEST(ClaudeCode, WithoutASessionIdEachTranscriptGetsItsOwnId) {
+  auto header_id = [](const std::string& uuid) {
+    const ForeignSession s = convert_claude_code(
+        R"({"type":"user","uuid":")" + uuid + R"(","parentUuid":null,"message":{"role":"user","content":"Hi."}})",
+        "t.jsonl");
+    EXPECT_TRUE(s.ok());
+    return s.ok() ? std::string(entries_of(s)[0]["id"].GetString()) : std::string();
+  };
+  EXPECT_FALSE(header_id("u1").empty());
+  EXPECT_NE(header_id("u1"), header_id("u2"));
+  EXPECT_EQ(header_id("u1"), header_id("u1"));
+}
+
 TEST(ClaudeCode, ALineThatIsNotJsonIsAnErrorAtItsPosition) {
   std::string t = cc("user", "u1", "", R"({"role":"user","content":"Hi."})");
   t += "{\"type\":\"user\",\"uuid\":}\n";
@@ -194,6 +208,8 @@ TEST(Codex, RepliesCallsAndExitCodes) {
           R"({"type":"reasoning","summary":[{"type":"summary_text","text":"Look."}],"encrypted_content":"e"})");
   t += cx("response_item",
           R"({"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"false\"}","call_id":"call_1"})");
+  t += cx("token_usage_record",
+          R"({"response_id":"resp_1","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7}})");
   t += cx(
       "response_item",
       R"({"type":"function_call_output","call_id":"call_1","output":"Chunk ID: a\nProcess exited with code 1\nOutput:\n"})");
@@ -212,6 +228,11 @@ TEST(Codex, RepliesCallsAndExitCodes) {
   EXPECT_STREQ(call["content"][1]["arguments"]["cmd"].GetString(), "false");
   EXPECT_STREQ(call["model"].GetString(), "gpt-x");
   EXPECT_STREQ(call["stopReason"].GetString(), "toolUse");
+  EXPECT_EQ(call["usage"]["input"].GetUint64(), 60u);  // cached input counted apart, as pi does
+  EXPECT_EQ(call["usage"]["cacheRead"].GetUint64(), 40u);
+  EXPECT_EQ(call["usage"]["output"].GetUint64(), 7u);
+  EXPECT_STREQ(call["responseId"].GetString(), "resp_1");
+  EXPECT_EQ(e[4]["message"]["usage"]["totalTokens"].GetUint64(), 0u);  // no record for that reply
   EXPECT_TRUE(e[3]["message"]["isError"].GetBool());
   EXPECT_STREQ(e[3]["message"]["toolName"].GetString(), "exec_command");
   EXPECT_STREQ(e[4]["message"]["stopReason"].GetString(), "stop");
