@@ -407,23 +407,16 @@ class ClaudeCodeReader {
     const std::string& name = title_.empty() ? ai_title_ : title_;
     if (!name.empty()) {
       const Pending& last = pending_.back();
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last_written_leaf(), last.timestamp,
-                   last.origin, [&](JsonWriter& w) { write_key_string(w, "name", name); });
+      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last.id, last.timestamp, last.origin,
+                   [&](JsonWriter& w) { write_key_string(w, "name", name); });
     }
   }
-
-  // The last entry of the branch Claude Code resumes: the last one written (C2).
-  std::string last_written_leaf() const { return pending_.back().id; }
 
   void write_assistant(const Pending& p) {
     const JsonValue& message = *p.message;
     bool has_calls = false;
     write_.entry("message", p.id, p.parent, p.timestamp, p.origin, [&](JsonWriter& w) {
-      w.Key("message");
-      w.StartObject();
-      write_key_string(w, "role", "assistant");
-      w.Key("content");
-      w.StartArray();
+      begin_message(w, "assistant");
       for (const JsonValue* block : p.blocks) {
         if (block->IsString()) {
           write_text_block(w, std::string_view(block->GetString(), block->GetStringLength()));
@@ -495,11 +488,7 @@ class ClaudeCodeReader {
 
   void write_user(const Pending& p) {
     write_.entry("message", p.id, p.parent, p.timestamp, p.origin, [&](JsonWriter& w) {
-      w.Key("message");
-      w.StartObject();
-      write_key_string(w, "role", "user");
-      w.Key("content");
-      w.StartArray();
+      begin_message(w, "user");
       if (p.blocks.empty())
         write_text_block(w, p.text);
       else
@@ -516,13 +505,7 @@ class ClaudeCodeReader {
     const std::string call_id = json_string(result, "tool_use_id");
     auto name = tool_names_.find(call_id);
     write_.entry("message", p.id, p.parent, p.timestamp, p.origin, [&](JsonWriter& w) {
-      w.Key("message");
-      w.StartObject();
-      write_key_string(w, "role", "toolResult");
-      write_key_string(w, "toolCallId", call_id);
-      write_key_string(w, "toolName", name == tool_names_.end() ? "" : name->second);
-      w.Key("content");
-      w.StartArray();
+      begin_tool_result(w, call_id, name == tool_names_.end() ? "" : name->second);
       const JsonValue* content = json_member(result, "content");
       if (content && content->IsString()) {
         write_text_block(w, std::string_view(content->GetString(), content->GetStringLength()));

@@ -189,11 +189,7 @@ class CodexReader {
     }
     close_reply();
     entry("message", {r.line, r.column, "response_item " + json_string(item, "type")}, [&](JsonWriter& w) {
-      w.Key("message");
-      w.StartObject();
-      write_key_string(w, "role", "user");
-      w.Key("content");
-      w.StartArray();
+      begin_message(w, "user");
       for (const JsonValue* part : parts) {
         if (json_string(*part, "type") == "input_text") {
           write_text_block(w, json_string(*part, "text"));
@@ -216,13 +212,7 @@ class CodexReader {
     auto name = tool_names_.find(call_id);
     const JsonValue* output = json_member(item, "output");
     entry("message", {r.line, r.column, "response_item " + json_string(item, "type")}, [&](JsonWriter& w) {
-      w.Key("message");
-      w.StartObject();
-      write_key_string(w, "role", "toolResult");
-      write_key_string(w, "toolCallId", call_id);
-      write_key_string(w, "toolName", name == tool_names_.end() ? "" : name->second);
-      w.Key("content");
-      w.StartArray();
+      begin_tool_result(w, call_id, name == tool_names_.end() ? "" : name->second);
       bool failed = false;
       if (output && output->IsString()) {
         const std::string_view text(output->GetString(), output->GetStringLength());
@@ -324,11 +314,7 @@ class CodexReader {
     const std::string closing_time = std::exchange(timestamp_, first.timestamp);
     entry("message", {first.line, first.column, "response_item " + json_string(*first.item, "type")},
           [&](JsonWriter& w) {
-            w.Key("message");
-            w.StartObject();
-            write_key_string(w, "role", "assistant");
-            w.Key("content");
-            w.StartArray();
+            begin_message(w, "assistant");
             for (const ReplyItem& ri : items) has_calls = write_reply_item(w, *ri.item) || has_calls;
             w.EndArray();
             write_key_string(w, "api", "openai-responses");

@@ -211,6 +211,24 @@ void write_key_string(JsonWriter& w, const char* key, std::string_view s) {
   write_string(w, s);
 }
 
+void begin_message(JsonWriter& w, const char* role) {
+  w.Key("message");
+  w.StartObject();
+  write_key_string(w, "role", role);
+  w.Key("content");
+  w.StartArray();
+}
+
+void begin_tool_result(JsonWriter& w, std::string_view call_id, std::string_view tool_name) {
+  w.Key("message");
+  w.StartObject();
+  write_key_string(w, "role", "toolResult");
+  write_key_string(w, "toolCallId", call_id);
+  write_key_string(w, "toolName", tool_name);
+  w.Key("content");
+  w.StartArray();
+}
+
 void write_text_block(JsonWriter& w, std::string_view text) {
   w.StartObject();
   write_key_string(w, "type", "text");

@@ -175,19 +175,26 @@ void read_session(const Input& input, OpenInput& in, const IndexOptions& options
   }
 }
 
-// The first bytes of the input, enough to hold its first record.
+// The input up to the end of its first line that is not blank (at most
+// 4 MiB): what guess_session_format looks at. Read in small steps, as a
+// pi header is a few hundred bytes and the file may be gigabytes.
 std::string input_head(const Input& input, const OpenInput& in) {
-  constexpr std::size_t kHeadBytes = std::size_t{4} << 20;
-  if (in.fd.fd < 0) return input.data().substr(0, kHeadBytes);
-  std::string head(kHeadBytes, '\0');
-  std::size_t got = 0;
-  while (got < head.size()) {
-    const ssize_t n = ::pread(in.fd.fd, &head[got], head.size() - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
+  constexpr std::size_t kMaxHeadBytes = std::size_t{4} << 20, kStep = std::size_t{64} << 10;
+  if (in.fd.fd < 0) return input.data().substr(0, kMaxHeadBytes);
+  std::string head;
+  while (head.size() < kMaxHeadBytes) {
+    const std::size_t got = head.size();
+    head.resize(got + kStep);
+    const ssize_t n = ::pread(in.fd.fd, &head[got], kStep, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) {
+      head.resize(got);
+      continue;
+    }
+    head.resize(got + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
     if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
+    const std::size_t text = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+    if (text != std::string::npos && head.find('\n', text) != std::string::npos) break;
   }
-  head.resize(got);
   return head;
 }
 

@@ -64,6 +64,11 @@ class TranscriptWriter {
 };
 
 // Writers for the parts of pi messages both readers build.
+// Opens `"message":{"role":ROLE,"content":[`; the caller writes the blocks,
+// ends the array, adds the message's other members and ends the object.
+void begin_message(JsonWriter& w, const char* role);
+// The same for a tool result: role, toolCallId and toolName before the content.
+void begin_tool_result(JsonWriter& w, std::string_view call_id, std::string_view tool_name);
 void write_string(JsonWriter& w, std::string_view s);
 void write_key_string(JsonWriter& w, const char* key, std::string_view s);
 void write_text_block(JsonWriter& w, std::string_view text);
