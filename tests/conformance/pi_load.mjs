@@ -7,8 +7,9 @@
 //
 //   --pi DIR       an install made by install_pi.sh (DIR/node_modules/@earendil-works/pi-coding-agent),
 //                  or the pi-coding-agent package folder itself
-//   --cwd DIR      process cwd pi runs in (default: the current directory); it must exist
-//   --timeout S    give up after S seconds (default 20): pi 0.78 hangs on parentId cycles
+//   --cwd DIR      process cwd pi runs in for the FILEs after it (default: the current directory); it
+//                  must exist. May be given again between FILEs: `--cwd A f1 f2 --cwd B f3`
+//   --timeout S    give up on a file after S seconds (default 20): pi 0.78 hangs on parentId cycles
 //   --max-text N   cut each text to N characters (default 200; "…" marks a cut); --full: no cut
 //   --rpc          instead of calling pi's functions, run the real CLI on the copy:
 //                  `pi --offline --mode rpc --session COPY` with get_state + get_messages on stdin
@@ -26,7 +27,10 @@
 //      that provider/model), with image input, and no provider-specific tool-call-id normaliser.
 //
 // Several FILEs are loaded in one child process, one after the other (pi is imported once: for many
-// small files that is most of the time), and give one line each, in order; --timeout is per file.
+// small files that is most of the time), and give one line each, in order; the child changes into
+// each file's --cwd before loading it. --timeout is per file: a file that hangs or crashes the child
+// gets its "timeout" or "child exited" line, and a new child loads the files after it, so one bad
+// file never costs the others their lines.
 // Output: ONE JSON line on stdout per FILE, keys always in this order:
 //   {"loaded","error","cwdMissing","leafId","entryCount","context","llm","llmError","fileModified",
 //    "replacedWithFreshSession","name","thinkingLevel","model","piVersion"}
@@ -72,11 +76,12 @@ function usage(msg) {
 
 function parseCli(argv) {
     const o = { pi: undefined, cwd: process.cwd(), timeout: 20, maxText: 200, files: [], child: false, rpc: false };
+    let cwd = process.cwd();
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
         if (a === "--pi") o.pi = val();
-        else if (a === "--cwd") o.cwd = val();
+        else if (a === "--cwd") cwd = o.cwd = val();
         else if (a === "--timeout") o.timeout = Number(val());
         else if (a === "--max-text") o.maxText = Number(val());
         else if (a === "--full") o.maxText = 0;
@@ -84,7 +89,7 @@ function parseCli(argv) {
         else if (a === "--rpc") o.rpc = true;
         else if (a === "--help" || a === "-h") usage("help");
         else if (a.startsWith("--")) usage(`unknown option ${a}`);
-        else o.files.push(a);
+        else o.files.push({ path: a, cwd });
     }
     if (!o.pi) usage("--pi is required");
     if (o.files.length === 0) usage("FILE is required");
@@ -263,90 +268,130 @@ function rpcResult(stdout, stderr, code, maxText) {
 }
 
 function runParent(opts) {
-    const files = opts.files.map((f) => resolve(f));
-    for (const file of files) {
+    const files = opts.files.map((f) => ({ path: resolve(f.path), cwd: resolve(f.cwd) }));
+    for (const { path: file, cwd } of files) {
         if (!existsSync(file)) usage(`no such file: ${file}`);
         if (!statSync(file).isFile()) usage(`not a file: ${file}`);
+        if (!existsSync(cwd) || !statSync(cwd).isDirectory()) usage(`--cwd is not a directory: ${cwd}`);
     }
-    const cwd = resolve(opts.cwd);
-    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) usage(`--cwd is not a directory: ${cwd}`);
     const loc = locatePi(opts.pi);
 
     const tmp = mkdtempSync(join(tmpdir(), "pi-load-"));
     const home = join(tmp, "home");
     mkdirSync(join(home, "agent"), { recursive: true });
     // Each file in a folder of its own: pi's sessionDir defaults to the copy's folder.
-    const copies = files.map((file, i) => {
+    const copies = files.map(({ path: file, cwd }, i) => {
         const sessDir = join(tmp, files.length === 1 ? "s" : `s${i}`);
         mkdirSync(sessDir, { recursive: true });
         const copy = join(sessDir, basename(file));
         copyFileSync(file, copy);
-        return { copy, original: readFileSync(file) };
+        return { copy, cwd, original: readFileSync(file) };
     });
 
     const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, "agent"), PI_OFFLINE: "1" };
     delete env.PI_CODING_AGENT_SESSION_DIR;
-    let args;
-    let input = null;
+    const lines = new Array(copies.length);
+
+    /** The output line of copies[i], from what pi (or the child that loaded it) gave. */
+    const finish = (i, r) => {
+        const { copy, original } = copies[i];
+        const after = existsSync(copy) ? readFileSync(copy) : Buffer.alloc(0);
+        r.fileModified = !after.equals(original);
+        r.replacedWithFreshSession = typeof r.headerId === "string" && r.headerId !== firstHeaderId(original);
+        const scrub = (v) => (typeof v === "string" ? v.split(copy).join("<SESSION_FILE>").split(tmp).join("<TMP>") : v);
+        r.error = scrub(r.error);
+        r.llmError = scrub(r.llmError);
+        r.piVersion = loc.version;
+        const outObj = {};
+        for (const k of KEYS) outObj[k] = r[k] !== undefined ? r[k] : k === "cwdMissing" ? false : null;
+        lines[i] = `${JSON.stringify(outObj)}\n`;
+    };
+    const done = () => {
+        process.stdout.write(lines.join(""), () => rmSync(tmp, { recursive: true, force: true }));
+    };
+
     if (opts.rpc) {
-        args = [join(loc.pkgDir, loc.bin), "--offline", "--mode", "rpc", "--session", copies[0].copy];
-        input = '{"id":"1","type":"get_state"}\n{"id":"2","type":"get_messages"}\n';
-    } else {
-        args = [SELF, "--child", "--pi", resolve(opts.pi), "--cwd", cwd, "--max-text", String(opts.maxText),
-            ...copies.map((c) => c.copy)];
-    }
-    const child = spawn(process.execPath, args, { cwd, env, stdio: [input === null ? "ignore" : "pipe", "pipe", "pipe"] });
-    if (input !== null) {
+        const { copy, cwd } = copies[0];
+        const args = [join(loc.pkgDir, loc.bin), "--offline", "--mode", "rpc", "--session", copy];
+        const input = '{"id":"1","type":"get_state"}\n{"id":"2","type":"get_messages"}\n';
+        const child = spawn(process.execPath, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
         child.stdin.on("error", () => { /* pi may exit before reading */ });
         child.stdin.end(input);
-    }
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => { stdout += d; });
-    child.stderr.on("data", (d) => { stderr += d; if (stderr.length > 100000) stderr = stderr.slice(-50000); });
-    let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000 * copies.length);
-    child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        const lines = stdout.split("\n").filter((l) => l.trim() !== "");
-        copies.forEach(({ copy, original }, i) => {
-            let r;
-            if (opts.rpc) r = timedOut ? { loaded: false, error: "timeout" } : rpcResult(stdout, stderr, signal ?? code, opts.maxText);
-            else {
-                try { r = JSON.parse(lines[i]); } catch {
-                    const tail = stderr.trim().split("\n").slice(-3).join(" | ");
-                    r = timedOut ? { loaded: false, error: "timeout" }
-                        : { loaded: false, error: `child exited (${signal ?? code})${tail ? `: ${tail}` : ""}` };
-                }
-            }
-            const after = existsSync(copy) ? readFileSync(copy) : Buffer.alloc(0);
-            r.fileModified = !after.equals(original);
-            r.replacedWithFreshSession = typeof r.headerId === "string" && r.headerId !== firstHeaderId(original);
-            const scrub = (v) => (typeof v === "string" ? v.split(copy).join("<SESSION_FILE>").split(tmp).join("<TMP>") : v);
-            r.error = scrub(r.error);
-            r.llmError = scrub(r.llmError);
-            r.piVersion = loc.version;
-            const outObj = {};
-            for (const k of KEYS) outObj[k] = r[k] !== undefined ? r[k] : k === "cwdMissing" ? false : null;
-            process.stdout.write(`${JSON.stringify(outObj)}\n`);
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => { stdout += d; });
+        child.stderr.on("data", (d) => { stderr += d; if (stderr.length > 100000) stderr = stderr.slice(-50000); });
+        let timedOut = false;
+        const timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000);
+        child.on("close", (code, signal) => {
+            clearTimeout(timer);
+            finish(0, timedOut ? { loaded: false, error: "timeout" } : rpcResult(stdout, stderr, signal ?? code, opts.maxText));
+            done();
         });
-        rmSync(tmp, { recursive: true, force: true });
-    });
+        return;
+    }
+
+    // Function mode: a child loads copies[from..] in order and prints one line per file as it goes.
+    // A file that takes longer than --timeout, or a child that dies, ends that child: the file gets
+    // its error line, and a new child loads the files after it.
+    const startChild = (from) => {
+        const args = [SELF, "--child", "--pi", resolve(opts.pi), "--max-text", String(opts.maxText)];
+        for (const { copy, cwd } of copies.slice(from)) args.push("--cwd", cwd, copy);
+        const child = spawn(process.execPath, args, { cwd: copies[from].cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+        let next = from; // the file the child is loading now
+        let pending = "";
+        let stderr = "";
+        let timedOut = false;
+        let timer;
+        const arm = () => {
+            clearTimeout(timer);
+            timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000);
+        };
+        arm();
+        child.stdout.on("data", (d) => {
+            pending += d;
+            let nl;
+            while ((nl = pending.indexOf("\n")) >= 0) {
+                const line = pending.slice(0, nl);
+                pending = pending.slice(nl + 1);
+                if (!line.trim() || next >= copies.length) continue;
+                let r;
+                try { r = JSON.parse(line); } catch { r = { loaded: false, error: `child printed a line that is not JSON: ${line.slice(0, 200)}` }; }
+                finish(next++, r);
+                arm();
+            }
+        });
+        child.stderr.on("data", (d) => { stderr += d; if (stderr.length > 100000) stderr = stderr.slice(-50000); });
+        child.on("close", (code, signal) => {
+            clearTimeout(timer);
+            if (next < copies.length) {
+                const tail = stderr.trim().split("\n").slice(-3).join(" | ");
+                finish(next++, timedOut ? { loaded: false, error: "timeout" }
+                    : { loaded: false, error: `child exited (${signal ?? code})${tail ? `: ${tail}` : ""}` });
+            }
+            if (next < copies.length) startChild(next);
+            else done();
+        });
+    };
+    startChild(0);
 }
 
 const opts = parseCli(process.argv.slice(2));
 if (opts.child) {
-    // exit only after the (possibly multi-MB) line has been flushed into the pipe; pi's modules may
+    // exit only after the (possibly multi-MB) lines have been flushed into the pipe; pi's modules may
     // leave handles open, so the process would not end by itself.
-    // One line per file, in order; a file whose load throws still gives its line.
+    // One line per file, in order, each written as soon as its file is loaded (the parent times each
+    // file on its own); a file whose load throws still gives its line.
     (async () => {
-        let out = "";
-        for (const file of opts.files) {
+        for (const { path: file, cwd } of opts.files) {
             let r;
-            try { r = await runChild({ ...opts, file }); } catch (e) { r = { loaded: false, error: errMessage(e) }; }
-            out += `${JSON.stringify(r)}\n`;
+            try {
+                process.chdir(cwd);
+                r = await runChild({ ...opts, file });
+            } catch (e) { r = { loaded: false, error: errMessage(e) }; }
+            await new Promise((written) => process.stdout.write(`${JSON.stringify(r)}\n`, written));
         }
-        process.stdout.write(out, () => process.exit(0));
+        process.exit(0);
     })();
 } else {
     runParent(opts);
