@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Differential tests: pi-hydrate against the real pi (0.78.0 and 1.5.2).
+"""Differential tests: pi-hydrate against the real pi (0.78.0, 1.5.2 and 1.6.0).
 
   conformance.py --pi-dest build/pi --pi-hydrate build/pi-hydrate [--update] [--jobs 2] [--only PART]
+  conformance.py --no-pi --pi-hydrate build-asan/pi-hydrate [--jobs 2]
 
 Parts (docs/conformance.md says what each compares):
   validate   our `loadable` verdict vs pi's, per pi version, for every validate (and context) golden
@@ -14,6 +15,15 @@ Parts (docs/conformance.md says what each compares):
 Wherever validate and hydrate load a file with pi, `pi-hydrate context --format json --full` is compared
 with pi's request (pi_load's `llm`) for the same pi version: roles, texts and tool call ids.
 
+pi loads files in batches: every file a part needs is hydrated first, then each pi version loads all of
+them in a few node processes (pi_load.mjs, several FILEs each: pi's import is most of a load's time),
+then the comparisons run. A file that hangs or crashes pi gets its own error line (pi_load.mjs
+restarts the child for the files after it), so one bad file hides no other.
+
+--no-pi (the sanitizer build) runs every pi-hydrate command of the parts without pi: each hydration,
+the round trips' byte comparison, and `validate` and `context` for every pi version on every file pi
+would load; each must exit 0 or 1 with a JSON report (a sanitizer report aborts the command).
+
 Exit status 0 when every comparison agrees; a failure names the case and the first difference.
 """
 import argparse
@@ -25,22 +35,31 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 EXPECTED = os.path.join(ROOT, "tests", "conformance", "expected")
 LOADER = os.path.join(ROOT, "tests", "conformance", "pi_load.mjs")
 FIXTURES = os.path.join(os.path.dirname(ROOT), "shared", "fixtures", "pi-real")
-VERSIONS = {"0.78": "pi-0.78.0", "1.5": "pi-1.5.2"}
+VERSIONS = {"0.78": "pi-0.78.0", "1.5": "pi-1.5.2", "1.6": "pi-1.6.0"}  # --pi-version: the install's folder
+# pi_load.mjs's limit per file, in seconds: pi 0.78 never ends on a parentId cycle (it is stopped and
+# reads "timeout"), 1.5 and 1.6 give up on one with a RangeError after 7 to 10 s.
+TIMEOUTS = {"0.78": 10, "1.5": 30, "1.6": 30}
+REFERENCE = "1.5"  # the version whose context is pinned in tests/conformance/expected; the others must see the same
 SYNTHETIC_TEXTS = ("No result provided", "No result was recorded for this tool call")
 
 
 class Run:
     def __init__(self, args):
         self.args = args
-        self.node = os.path.join(args.pi_dest, "node", "bin", "node")
+        self.node = os.path.join(args.pi_dest, "node", "bin", "node") if args.pi_dest else None
         self.failures = []
         self.counts = {}
+        self.loads = {}  # (version, path, cwd) -> pi_load.mjs's line
+        self.load_processes = 0
+        self._lock = threading.Lock()
 
     def fail(self, part, case, message):
         self.failures.append(f"[{part}] {case}: {message}")
@@ -50,13 +69,44 @@ class Run:
         self.counts[key] = (agree + (1 if ok else 0), total + 1)
 
     def pi_load(self, version, path, cwd, rpc=False):
-        cmd = [self.node, LOADER, "--pi", os.path.join(self.args.pi_dest, VERSIONS[version]), "--cwd", cwd, "--full"]
+        """pi_load.mjs's line for `path` loaded by pi `version` in `cwd`: from the batch preload() made,
+        or loaded now. --rpc runs the real CLI on the one file."""
+        if rpc:
+            return self._load_batch(version, [(path, cwd)], rpc=True)[0]
+        key = (version, path, cwd)
+        if key not in self.loads:
+            self.preload([key])
+        return self.loads[key]
+
+    def preload(self, requests):
+        """Loads every (version, path, cwd) of `requests` not loaded yet: each version's files in --jobs
+        node processes, run side by side."""
+        todo = sorted(set(r for r in requests if r not in self.loads))
+        chunks = []
+        for version in VERSIONS:
+            mine = [(path, cwd) for v, path, cwd in todo if v == version]
+            n = max(1, min(self.args.jobs, len(mine)))
+            chunks += [(version, mine[i::n]) for i in range(n) if mine[i::n]]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.args.jobs)) as pool:
+            for (version, files), lines in zip(chunks, pool.map(lambda c: self._load_batch(*c), chunks)):
+                for (path, cwd), line in zip(files, lines):
+                    self.loads[(version, path, cwd)] = line
+
+    def _load_batch(self, version, files, rpc=False):
+        """pi_load.mjs on `files` ([(path, cwd)]) in one process: one parsed line per file, in order."""
+        cmd = [self.node, LOADER, "--pi", os.path.join(self.args.pi_dest, VERSIONS[version]), "--full",
+               "--timeout", str(TIMEOUTS.get(version, 20))]
         if rpc:
             cmd.append("--rpc")
-        out = subprocess.run(cmd + [path], capture_output=True, text=True, timeout=120)
-        if out.returncode != 0 or not out.stdout.strip():
-            raise RuntimeError(f"pi_load failed: {out.stderr.strip()[:500]}")
-        return json.loads(out.stdout)
+        for path, cwd in files:
+            cmd += ["--cwd", cwd, path]
+        with self._lock:
+            self.load_processes += 1
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 25 * len(files))
+        lines = [line for line in out.stdout.split("\n") if line.strip()]  # not splitlines(): texts may hold U+2028
+        if out.returncode != 0 or len(lines) != len(files):
+            raise RuntimeError(f"pi_load failed ({len(lines)} lines for {len(files)} files): {out.stderr.strip()[:500]}")
+        return [json.loads(line) for line in lines]
 
     def hydrate(self, argv, cwd, stdin_path=None):
         return run_pi_hydrate(self.args.pi_hydrate, argv, cwd, stdin_path)
@@ -138,6 +188,11 @@ def validate_inputs():
             seen.setdefault((path, "/tmp", False), "fixture " + name)
             seen.setdefault((path, "/tmp", True), "fixture " + name + " --no-cwd-check")
     return [(case, path, cwd, nocwd) for (path, cwd, nocwd), case in sorted(seen.items(), key=lambda kv: kv[1])]
+
+
+def validate_loads(item):
+    _case, path, cwd, _no_cwd_check = item
+    return [(version, path, cwd) for version in VERSIONS]
 
 
 def check_validate(run, item):
@@ -308,108 +363,219 @@ def hydrate_cases():
     return items
 
 
-def check_hydrate(run, item):
+def prepare_hydrate(run, item, root):
+    """Hydrates one golden case into a folder of its own under `root`: the output pi loads, and for a
+    plain --session case a copy of the input whose header cwd exists (pi's context of the input)."""
     group, case, words = item
     name = os.path.relpath(case, GOLDEN)
+    tmp = os.path.join(root, "hydrate", name.replace(os.sep, "__"))
+    os.makedirs(tmp)
+    prep = {"name": name, "out": None, "copy": None, "problem": None}
+    out = os.path.join(tmp, "out.jsonl")
+    argv = list(words)
+    stdin_path = None
+    if "<" in argv:
+        stdin_path = os.path.join(case, argv[-1])
+        argv = argv[:-2]
+    argv[argv.index("-o") + 1] = out
+    argv += ["--force"]
+    r = run.hydrate(argv, case, stdin_path)
+    if r.returncode != 0:
+        prep["problem"] = f"pi-hydrate exited {r.returncode}: {r.stderr.decode()[:300]}"
+        return prep
+    prep["out"] = out
+    # Sessions: the input's context, modulo the documented repairs.
+    plain = not any(w in argv for w in ("--leaf", "--label", "--prune-compacted")) and \
+        "flatten" not in argv and "drop" not in argv
+    if group == "hydrate" and "--session" in argv and plain and stdin_path is None:
+        src = os.path.join(case, argv[argv.index("--session") + 1])
+        with open(src, "rb") as f:
+            lines = f.read().split(b"\n")
+        try:
+            header = json.loads(lines[0])
+            header["cwd"] = "/tmp"
+            lines[0] = json.dumps(header).encode()
+            copy = os.path.join(tmp, "in.jsonl")
+            with open(copy, "wb") as f:
+                f.write(b"\n".join(lines))
+            prep["copy"] = copy
+        except (ValueError, KeyError, AttributeError, TypeError):
+            pass  # the input has no usable header line; the pinned context still applies
+    return prep
+
+
+def hydrate_loads(prep):
+    loads = [(version, prep["out"], "/tmp") for version in VERSIONS] if prep["out"] else []
+    if prep["copy"]:
+        loads.append((REFERENCE, prep["copy"], "/tmp"))
+    return loads
+
+
+def check_hydrate(run, prep):
+    """Every pi version loads the output with the same context, `context` agrees with each, and a
+    plain session's output has its input's context modulo the repairs; (name, problems, the view to
+    compare with the pinned one)."""
+    name, out = prep["name"], prep["out"]
+    if prep["problem"]:
+        return name, [prep["problem"]], None
     problems = []
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "out.jsonl")
-        argv = list(words)
-        stdin_path = None
-        if "<" in argv:
-            stdin_path = os.path.join(case, argv[-1])
-            argv = argv[:-2]
-        argv[argv.index("-o") + 1] = out
-        argv += ["--force"]
-        r = run.hydrate(argv, case, stdin_path)
-        if r.returncode != 0:
-            return name, [f"pi-hydrate exited {r.returncode}: {r.stderr.decode()[:300]}"], None
-        views = {}
-        for version in VERSIONS:
-            pi = run.pi_load(version, out, "/tmp")
-            context_problem = check_context(run, version, out, "/tmp", pi)
-            run.count(f"context agrees with pi {version}", context_problem is None)
-            if context_problem:
-                run.fail("context", name, f"pi {version}: {context_problem}")
-            if not pi["loaded"]:
-                problems.append(f"pi {version} does not load the output: {pi['error']}")
-            views[version] = pi_view(pi)
-        if views["0.78"] != views["1.5"]:
-            problems.append("pi 0.78 and 1.5 see different contexts: " + first_difference(views["1.5"], views["0.78"]))
-        # Sessions: the input's context, modulo the documented repairs.
-        plain = not any(w in argv for w in ("--leaf", "--label", "--prune-compacted")) and \
-            "flatten" not in argv and "drop" not in argv
-        if group == "hydrate" and "--session" in argv and plain and stdin_path is None:
-            src = os.path.join(case, argv[argv.index("--session") + 1])
-            with open(src, "rb") as f:
-                lines = f.read().split(b"\n")
-            try:
-                header = json.loads(lines[0])
-                header["cwd"] = "/tmp"
-                lines[0] = json.dumps(header).encode()
-                copy = os.path.join(tmp, "in.jsonl")
-                with open(copy, "wb") as f:
-                    f.write(b"\n".join(lines))
-                pin = run.pi_load("1.5", copy, "/tmp")
-                if pin["loaded"] and pin["llm"] is not None:
-                    why = modulo_repairs(summarize(pin["llm"]), views["1.5"]["llm"])
-                    if why:
-                        problems.append("context differs from the input's beyond the documented repairs: " + why)
-            except (ValueError, KeyError, AttributeError):
-                pass  # the input has no usable header line; the pinned context still applies
-        return name, problems, views["1.5"]
+    views = {}
+    for version in VERSIONS:
+        pi = run.pi_load(version, out, "/tmp")
+        context_problem = check_context(run, version, out, "/tmp", pi)
+        run.count(f"context agrees with pi {version}", context_problem is None)
+        if context_problem:
+            run.fail("context", name, f"pi {version}: {context_problem}")
+        if not pi["loaded"]:
+            problems.append(f"pi {version} does not load the output: {pi['error']}")
+        views[version] = pi_view(pi)
+    for version in VERSIONS:
+        if version != REFERENCE and views[version] != views[REFERENCE]:
+            problems.append(f"pi {version} and {REFERENCE} see different contexts: "
+                            + first_difference(views[REFERENCE], views[version]))
+    if prep["copy"]:
+        pin = run.pi_load(REFERENCE, prep["copy"], "/tmp")
+        if pin["loaded"] and pin["llm"] is not None:
+            why = modulo_repairs(summarize(pin["llm"]), views[REFERENCE]["llm"])
+            if why:
+                problems.append("context differs from the input's beyond the documented repairs: " + why)
+    return name, problems, views[REFERENCE]
 
 
 # ---------------------------------------------------------------- round trips and RPC
 
-def check_roundtrip(run):
-    results = []
+def prepare_roundtrip(run, root):
+    """Hydrates each source, its output again, and the source with --prune-compacted."""
+    preps = []
     sources = [os.path.join(ROOT, "examples", "session.jsonl")]
     sources += [os.path.join(FIXTURES, n) for n in ("before-compaction.jsonl", "large-session.jsonl")]
-    for src in sources:
+    for k, src in enumerate(sources):
         if not os.path.isfile(src):
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            a, b, p = (os.path.join(tmp, n) for n in ("a.jsonl", "b.jsonl", "p.jsonl"))
-            r1 = run.hydrate(["--session", src, "--cwd", "/tmp", "-o", a], tmp)
-            r2 = run.hydrate(["--session", a, "--cwd", "/tmp", "-o", b], tmp)
-            r3 = run.hydrate(["--session", src, "--cwd", "/tmp", "-o", p, "--prune-compacted"], tmp)
-            name = os.path.basename(src)
-            if r1.returncode or r2.returncode or r3.returncode:
-                results.append((name, "pi-hydrate failed: " + (r1.stderr + r2.stderr + r3.stderr).decode()[:300]))
-                continue
-            if open(a, "rb").read() != open(b, "rb").read():
-                results.append((name, "hydrating the hydrated file changed its bytes"))
-            else:
-                results.append((name, None))
-            full, pruned = pi_view(run.pi_load("1.5", a, "/tmp")), pi_view(run.pi_load("1.5", p, "/tmp"))
-            diff = first_difference(full, pruned)
-            results.append((name + " --prune-compacted", diff and "pi's context changed: " + diff))
-    return results
+        tmp = os.path.join(root, f"roundtrip-{k}")
+        os.makedirs(tmp)
+        a, b, p = (os.path.join(tmp, n) for n in ("a.jsonl", "b.jsonl", "p.jsonl"))
+        r1 = run.hydrate(["--session", src, "--cwd", "/tmp", "-o", a], tmp)
+        r2 = run.hydrate(["--session", a, "--cwd", "/tmp", "-o", b], tmp)
+        r3 = run.hydrate(["--session", src, "--cwd", "/tmp", "-o", p, "--prune-compacted"], tmp)
+        prep = {"name": os.path.basename(src), "a": a, "p": p, "problem": None}
+        if r1.returncode or r2.returncode or r3.returncode:
+            prep["problem"] = "pi-hydrate failed: " + (r1.stderr + r2.stderr + r3.stderr).decode()[:300]
+        else:
+            prep["same"] = open(a, "rb").read() == open(b, "rb").read()
+        preps.append(prep)
+    return preps
 
 
-def check_rpc(run):
+def roundtrip_loads(preps):
+    return [(REFERENCE, prep[k], "/tmp") for prep in preps if not prep["problem"] for k in ("a", "p")]
+
+
+def check_roundtrip(run, preps):
     results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "thread.jsonl")
-        run.hydrate(["--thread", os.path.join(ROOT, "examples", "thread.json"), "--cwd", "/tmp", "-o", out], tmp)
-        for path in (out, os.path.join(ROOT, "examples", "session.jsonl")):
-            for version in VERSIONS:
-                fn = run.pi_load(version, path, "/tmp")
-                rpc = run.pi_load(version, path, "/tmp", rpc=True)
-                same = rpc["loaded"] and summarize(rpc["context"]) == summarize(fn["context"])
-                results.append((f"{os.path.basename(path)} pi {version}", None if same else f"RPC: loaded={rpc['loaded']} error={rpc['error']}"))
+    for prep in preps:
+        name = prep["name"]
+        if prep["problem"]:
+            results.append((name, prep["problem"]))
+            continue
+        results.append((name, None if prep["same"] else "hydrating the hydrated file changed its bytes"))
+        full, pruned = pi_view(run.pi_load(REFERENCE, prep["a"], "/tmp")), pi_view(run.pi_load(REFERENCE, prep["p"], "/tmp"))
+        diff = first_difference(full, pruned)
+        results.append((name + " --prune-compacted", diff and "pi's context changed: " + diff))
     return results
+
+
+def prepare_rpc(run, root):
+    tmp = os.path.join(root, "rpc")
+    os.makedirs(tmp)
+    out = os.path.join(tmp, "thread.jsonl")
+    run.hydrate(["--thread", os.path.join(ROOT, "examples", "thread.json"), "--cwd", "/tmp", "-o", out], tmp)
+    return [out, os.path.join(ROOT, "examples", "session.jsonl")]
+
+
+def rpc_loads(paths):
+    return [(version, path, "/tmp") for path in paths for version in VERSIONS]
+
+
+def check_rpc(run, paths):
+    """The real CLI in RPC mode (`pi --mode rpc --session COPY`, one start per file and version) gives
+    the context pi's functions give."""
+    jobs = [(path, version) for path in paths for version in VERSIONS]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, run.args.jobs)) as pool:
+        rpcs = list(pool.map(lambda job: run.pi_load(job[1], job[0], "/tmp", rpc=True), jobs))
+    results = []
+    for (path, version), rpc in zip(jobs, rpcs):
+        fn = run.pi_load(version, path, "/tmp")
+        same = rpc["loaded"] and summarize(rpc["context"]) == summarize(fn["context"])
+        results.append((f"{os.path.basename(path)} pi {version}", None if same else f"RPC: loaded={rpc['loaded']} error={rpc['error']}"))
+    return results
+
+
+def without_pi(args):
+    """--no-pi: the hydrations, the round trips' bytes, and `validate` and `context` (every pi version)
+    on every file the parts would give pi, each exiting 0 or 1 with a JSON report."""
+    args.pi_hydrate = os.path.abspath(args.pi_hydrate)
+    args.pi_dest = None
+    run = Run(args)
+
+    def commands(item):
+        case, path, cwd, no_cwd_check = item
+        problems = []
+        for version in VERSIONS:
+            validate = ["validate"] + (["--no-cwd-check"] if no_cwd_check else [])
+            for argv in (validate + ["--format", "json", "--pi-version", version, "--process-cwd", cwd, path],
+                         ["context", "--format", "json", "--full", "--pi-version", version, path]):
+                r = run.hydrate(argv, cwd)
+                try:
+                    json.loads(r.stdout)
+                    parsed = True
+                except ValueError:
+                    parsed = False
+                if r.returncode not in (0, 1) or not parsed:
+                    problems.append(f"pi-hydrate {' '.join(argv[:5])} ... exited {r.returncode}: {r.stderr.decode()[-300:]}")
+        return case, problems
+
+    with tempfile.TemporaryDirectory(prefix="pihydrate-conformance-") as root, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        preps = list(pool.map(lambda it: prepare_hydrate(run, it, root), hydrate_cases()))
+        for prep in preps:
+            run.count("hydrations", not prep["problem"])
+            if prep["problem"]:
+                run.fail("hydrate", prep["name"], prep["problem"])
+        for prep in prepare_roundtrip(run, root):
+            problem = prep["problem"] or (None if prep["same"] else "hydrating the hydrated file changed its bytes")
+            run.count("roundtrip", problem is None)
+            if problem:
+                run.fail("roundtrip", prep["name"], problem)
+        items = [(case, path, cwd, no_cwd_check) for case, path, cwd, no_cwd_check in validate_inputs()]
+        items += [(prep["name"], prep["out"], "/tmp", False) for prep in preps if prep["out"]]
+        for case, problems in pool.map(commands, items):
+            run.count("validate and context exit 0 or 1", not problems)
+            for p in problems:
+                run.fail("commands", case, p)
+    for key, (agree, total) in sorted(run.counts.items()):
+        print(f"conformance: {key}: {agree}/{total}")
+    for f in run.failures:
+        print("FAIL " + f)
+    passed = sum(a for a, _ in run.counts.values())
+    total = sum(t for _, t in run.counts.values())
+    print(f"conformance (no pi): {passed} passed, {total - passed} failed")
+    return 0 if not run.failures and total > 0 else 1
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pi-dest", required=True)
+    parser.add_argument("--pi-dest")
     parser.add_argument("--pi-hydrate", required=True)
     parser.add_argument("--update", action="store_true", help="rewrite the pinned contexts in tests/conformance/expected")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=["validate", "hydrate", "roundtrip", "rpc"])
+    parser.add_argument("--no-pi", action="store_true", help="only pi-hydrate's commands, without pi (sanitizer builds)")
     args = parser.parse_args()
+    if args.no_pi:
+        return without_pi(args)
+    if not args.pi_dest:
+        parser.error("--pi-dest is required unless --no-pi")
     args.pi_dest = os.path.abspath(args.pi_dest)
     args.pi_hydrate = os.path.abspath(args.pi_hydrate)
     if not os.path.isdir(FIXTURES):
@@ -420,9 +586,30 @@ def main():
         print(f"conformance: FAILED: no node in {args.pi_dest} (run tests/conformance/install_pi.sh {args.pi_dest})")
         return 1
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    wanted = lambda part: args.only in (None, part)  # noqa: E731
+    phase = [time.monotonic()]
 
-    if args.only in (None, "validate"):
-        for case, results in pool.map(lambda it: check_validate(run, it), validate_inputs()):
+    def took(what):
+        now = time.monotonic()
+        print(f"conformance: {what} ({now - phase[0]:.0f} s)", flush=True)
+        phase[0] = now
+
+    with tempfile.TemporaryDirectory(prefix="pihydrate-conformance-") as root:
+        # 1. Every file pi is to load, hydrated first.
+        validate_items = validate_inputs() if wanted("validate") else []
+        hydrate_preps = list(pool.map(lambda it: prepare_hydrate(run, it, root), hydrate_cases())) if wanted("hydrate") else []
+        roundtrip_preps = prepare_roundtrip(run, root) if wanted("roundtrip") else []
+        rpc_paths = prepare_rpc(run, root) if wanted("rpc") else []
+        # 2. Each pi version loads them all, in --jobs node processes.
+        requests = [load for item in validate_items for load in validate_loads(item)]
+        requests += [load for prep in hydrate_preps for load in hydrate_loads(prep)]
+        requests += roundtrip_loads(roundtrip_preps) + rpc_loads(rpc_paths)
+        took(f"hydrated {len(hydrate_preps)} golden cases")
+        run.preload(requests)
+        took(f"pi loaded {len(run.loads)} files in {run.load_processes} node processes")
+
+        # 3. The comparisons.
+        for case, results in pool.map(lambda it: check_validate(run, it), validate_items):
             for version, ours, pis, error, context_problem in results:
                 run.count(f"context agrees with pi {version}", context_problem is None)
                 if context_problem:
@@ -431,9 +618,9 @@ def main():
                 run.count(f"validate agrees with pi {version}", ok)
                 if not ok:
                     run.fail("validate", case, f"pi {version}: we say loadable={ours}, pi says {pis} ({error})")
+        took(f"compared {len(validate_items)} validate inputs")
 
-    if args.only in (None, "hydrate"):
-        for name, problems, view in pool.map(lambda it: check_hydrate(run, it), hydrate_cases()):
+        for name, problems, view in pool.map(lambda prep: check_hydrate(run, prep), hydrate_preps):
             pinned_path = os.path.join(EXPECTED, name.replace(os.sep, "__") + ".json")
             if view is not None:
                 if args.update:
@@ -450,13 +637,14 @@ def main():
             run.count("hydrated outputs pi loads as pinned", not problems)
             for p in problems:
                 run.fail("hydrate", name, p)
+        took(f"compared {len(hydrate_preps)} hydrated outputs")
 
-    for part, check in (("roundtrip", check_roundtrip), ("rpc", check_rpc)):
-        if args.only in (None, part):
-            for name, problem in check(run):
+        for part, results in (("roundtrip", check_roundtrip(run, roundtrip_preps)), ("rpc", check_rpc(run, rpc_paths))):
+            for name, problem in results:
                 run.count(part, problem is None)
                 if problem:
                     run.fail(part, name, problem)
+        took("round trips and RPC")
 
     for key, (agree, total) in sorted(run.counts.items()):
         print(f"conformance: {key}: {agree}/{total}")
