@@ -10,8 +10,8 @@ into a fresh sandbox directory (the golden command with `--cwd` pointing there),
   pi --offline --session COPY --model M -p "Go on. [e2e N]"
 
 in that sandbox, in an isolated HOME and agent dir whose models.json points the anthropic and
-openai providers and a Chat Completions provider at the stand-in (standin.py), for pi 1.5.2 and
-0.78.0 and each of the three APIs. Each run must:
+openai providers and a Chat Completions provider at the stand-in (standin.py), for pi 1.6.0 and
+1.5.2 against each of the three APIs and pi 0.78.0 against Anthropic's. Each run must:
   - be accepted by the stand-in, and pi must print the reply and exit 0;
   - send the conversation pinned for that case (tests/conformance/expected/<group>__<case>.json,
     the context pi *loads*), followed by the new prompt: what pi sends must equal what it loads;
@@ -25,6 +25,14 @@ The conventions: examples/thread.json hydrated with no output option (PI_CODING_
 ~/.pi/agent, PI_CODING_AGENT_SESSION_DIR) is found by `pi --continue` run in --cwd, and
 `pi --session "$(pi-hydrate ...)"` resumes it, for both pi versions.
 
+How pi runs. A pi start costs one to two seconds; a resume, tens of milliseconds. So most resumes go
+to pi processes in RPC mode (pi_rpc.py: `pi --mode rpc --offline --model M`, then `switch_session`
+and `prompt` per resume, one process per pi version and model and worker), which open the file as
+--session does and answer in the shape of the `-p` run; the checks are the same either way. For
+each pi version, the first case of each input form (a pi session, a Claude Code or Codex transcript,
+a thread export, a thread export with raw pi entries) runs the real `pi --session FILE -p` instead,
+as do the conventions; a session whose header names no cwd does too (pi would take the process cwd).
+
 The last line is `e2e: N passed, M failed`; exit status 0 when nothing failed.
 """
 import argparse
@@ -32,6 +40,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,9 +55,16 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "conformance"))
 import conformance  # noqa: E402  (the golden cases and the pinned contexts' shape)
 import sent  # noqa: E402
+from pi_rpc import PiRpc, PiRpcPool  # noqa: E402
 from standin import DEFAULT_REPLY, StandIn  # noqa: E402
 
-PI_VERSIONS = {"1.5.2": "dist/bundle/cli.js", "0.78.0": "dist/cli.js"}
+PI_VERSIONS = {"1.6.0": "dist/bundle/cli.js", "1.5.2": "dist/bundle/cli.js", "0.78.0": "dist/cli.js"}
+# What --pi-version of pi-hydrate calls each installed pi.
+HYDRATE_PI_VERSION = {"1.6.0": "1.6", "1.5.2": "1.5", "0.78.0": "0.78"}
+# The event that ends an RPC prompt's run: pi 0.78 has no agent_settled (a retry ends a run of its own
+# there too, but the stand-in answers resumes without errors it would retry).
+SETTLED = {"0.78.0": "agent_end"}
+TOKEN = re.compile(r"\[e2e \d+\]")
 MODELS = {  # the API pi speaks for each model, all three pointed at the stand-in by models.json
     "anthropic-messages": "anthropic/claude-sonnet-4-5",
     "openai-responses": "openai/gpt-5",
@@ -86,10 +102,31 @@ class World:
         self.tmp = tmp
         self._serial = itertools.count(1)
         self._lock = threading.Lock()
+        self._by_token, self._indexed = {}, 0
+        self.rpc = PiRpcPool(self._start_rpc)
+        self.starts = {"cli": 0, "rpc": 0}  # resumes by way
 
     def serial(self):
         with self._lock:
             return next(self._serial)
+
+    def _start_rpc(self, version, model):
+        argv = [self.node, self.pi_cli(version), "--mode", "rpc", "--offline", "--model", model]
+        return PiRpc(argv, self.tmp, self.env, SETTLED.get(version, "agent_settled"), PI_TIMEOUT)
+
+    def close(self):
+        self.rpc.close()
+
+    def requests_with(self, token):
+        """The stand-in's requests whose body holds `token` ("[e2e N]"), in order. Each request is
+        read once (its body's JSON text searched for tokens), not once per resume."""
+        with self._lock:
+            new = self.standin.requests()[self._indexed:]
+            self._indexed += len(new)
+            for r in new:
+                for t in set(TOKEN.findall(json.dumps(r.get("body")))):
+                    self._by_token.setdefault(t, []).append(r)
+            return list(self._by_token.get(token, []))
 
     def pi_cli(self, version):
         return os.path.join(self.args.pi_dest, f"pi-{version}", "node_modules", "@earendil-works",
@@ -103,23 +140,33 @@ class World:
     def hydrate(self, argv, cwd, stdin_path=None):
         return conformance.run_pi_hydrate(self.args.pi_hydrate, argv, cwd, stdin_path)
 
-    def resume(self, version, api, session, workdir):
-        """Runs pi on `session` in `workdir`; returns (completed process, the request pi sent or None)."""
+    def resume(self, version, api, session, workdir, cli=False):
+        """pi resumes `session` in `workdir` with a new prompt: the real `pi --session` when `cli` (or
+        when the session's header names no cwd, which pi would take from the process), else a
+        switch_session and prompt in an RPC process (pi_rpc.py). Returns (completed process, shaped
+        like the -p run's, the prompt, the request pi sent or None)."""
         token = f"[e2e {self.serial()}]"
         prompt = f"Go on. {token}"
-        cmd = [self.node, self.pi_cli(version), "--offline", "--session", session, "--model", MODELS[api], "-p", prompt]
-        try:
-            run = subprocess.run(cmd, cwd=workdir, env=self.env, capture_output=True, text=True, timeout=PI_TIMEOUT,
-                                 stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            run = subprocess.CompletedProcess(cmd, -1, "", f"pi did not finish in {PI_TIMEOUT} s")
-        mine = [r for r in self.standin.requests() if token in json.dumps(r.get("body"))]
+        if not cli and header_cwd(session) is None:
+            cli = True
+        if cli:
+            cmd = [self.node, self.pi_cli(version), "--offline", "--session", session, "--model", MODELS[api], "-p", prompt]
+            try:
+                run = subprocess.run(cmd, cwd=workdir, env=self.env, capture_output=True, text=True, timeout=PI_TIMEOUT,
+                                     stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                run = subprocess.CompletedProcess(cmd, -1, "", f"pi did not finish in {PI_TIMEOUT} s")
+        else:
+            run = self.rpc.resume(version, MODELS[api], session, prompt)
+        with self._lock:
+            self.starts["cli" if cli else "rpc"] += 1
+        mine = self.requests_with(token)
         return run, prompt, (mine[-1] if mine else None)
 
     def validate_clean(self, version, session, workdir):
         """Problems `pi-hydrate validate --level resume` finds, for pi `version`, in the file pi appended
         to (none, or each diagnostic): it must stay loadable and resumable without a warning."""
-        pi_version = ".".join(version.split(".")[:2])
+        pi_version = HYDRATE_PI_VERSION[version]
         check = subprocess.run([self.args.pi_hydrate, "validate", "--level", "resume", "--pi-version", pi_version,
                                 "--format", "json", session], cwd=workdir, capture_output=True, text=True, timeout=120)
         try:
@@ -128,6 +175,45 @@ class World:
             return [f"pi-hydrate validate exited {check.returncode}: {check.stderr[:300]}"]
         return [f"after the resume, validate says {d['severity']} {d['code']} at line {d['line']}: {d['message']}"
                 for d in report["diagnostics"]]
+
+
+def header_cwd(session):
+    """The cwd the session file's first line names, or None."""
+    try:
+        with open(session, "rb") as f:
+            header = json.loads(f.readline())
+        return header.get("cwd") if isinstance(header, dict) and isinstance(header.get("cwd"), str) else None
+    except (OSError, ValueError):
+        return None
+
+
+def input_form(argv, folder):
+    """What a golden case hydrates, for the choice of the runs that start pi for real: "session",
+    "claude-code", "codex", "thread" or "raw thread" (a thread export with pi.entry or pi.snapshot)."""
+    if "--thread" in argv:
+        path = argv[argv.index("--thread") + 1]
+        try:
+            with open(os.path.join(folder, path), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return "thread"
+        return "raw thread" if '"pi.entry"' in text or '"pi.snapshot"' in text else "thread"
+    name = os.path.basename(folder)
+    for form in ("claude-code", "codex"):
+        if name.startswith(form + "-"):
+            return form
+    return "session"
+
+
+def first_runs(jobs, key):
+    """The indexes of `jobs` that start pi for real: the first job of each (pi version, key(job))."""
+    seen, out = set(), set()
+    for i, job in enumerate(jobs):
+        k = (job[0], key(job))
+        if k not in seen:
+            seen.add(k)
+            out.add(i)
+    return out
 
 
 # ---------------------------------------------------------------- the cases
@@ -167,7 +253,7 @@ def first_difference(expected, got):
     return None
 
 
-def check_resume(world, version, api, case, loaded):
+def check_resume(world, version, api, case, loaded, cli=False):
     """One resume of one hydrated case; returns a list of problems (empty: it resumed as pinned)."""
     name, argv, folder, stdin_path, _pinned = case
     box = world.sandbox(name)
@@ -176,7 +262,7 @@ def check_resume(world, version, api, case, loaded):
     made = hydrate_into(world, argv, folder, stdin_path, workdir, session)
     if made.returncode != 0:
         return [f"pi-hydrate exited {made.returncode}: {made.stderr.decode()[:300]}"]
-    run, prompt, request = world.resume(version, api, session, workdir)
+    run, prompt, request = world.resume(version, api, session, workdir, cli)
     problems = []
     if request is None:
         problems.append(f"pi sent no request (exit {run.returncode}): {run.stderr.strip()[:300]}")
@@ -264,7 +350,7 @@ def check_convention(world, version, convention):
                              timeout=PI_TIMEOUT, stdin=subprocess.DEVNULL)
     if session is None or not os.path.isfile(session):
         return [f"no single session file in {expected_dir} (pi exited {run.returncode}: {run.stderr.strip()[:300]})"]
-    mine = [r for r in world.standin.requests() if token in json.dumps(r.get("body"))]
+    mine = world.requests_with(token)
     problems = []
     if not mine or mine[-1]["status"] != 200:
         problems.append(f"pi sent no accepted request (exit {run.returncode}): {run.stderr.strip()[:300]}")
@@ -371,20 +457,23 @@ def main():
         world = World(args, standin, tmp)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
         every = [(v, a) for v in PI_VERSIONS for a in MODELS]
-        # The golden cases: pi 1.5.2 against the three APIs, pi 0.78.0 against Anthropic's (each run
-        # costs seconds of node start-up); the pairs: every version against every API.
-        runs = [("1.5.2", a) for a in MODELS] + [("0.78.0", "anthropic-messages")]
+        # The golden cases: pi 1.6.0 and 1.5.2 against the three APIs, pi 0.78.0 against Anthropic's;
+        # the pairs: every version against every API.
+        runs = [(v, a) for v in PI_VERSIONS if v != "0.78.0" for a in MODELS] + [("0.78.0", "anthropic-messages")]
         if args.only in (None, "resume"):
             cases = [c for c in golden_cases() if not args.case or args.case in c[0]]
             contexts = {c[0]: loaded_context(world, c) for c in cases}
-            jobs = []
+            planned = []
             for case in cases:
                 loaded, why = contexts[case[0]]
                 if why:
                     tally("pinned contexts found", [f"{case[0]}: {why}"], "resume")
                     continue
-                for version, api in runs:
-                    jobs.append(((version, api, case[0]), pool.submit(check_resume, world, version, api, case, loaded)))
+                planned += [(version, api, case, loaded) for version, api in runs]
+            # The first Anthropic run of each input form and pi version starts pi for real.
+            cli = first_runs(planned, lambda p: input_form(p[2][1], p[2][2]))
+            jobs = [((version, api, case[0]), pool.submit(check_resume, world, version, api, case, loaded, i in cli))
+                    for i, (version, api, case, loaded) in enumerate(planned)]
             for (version, api, name), job in jobs:
                 tally(f"resumes accepted, pi {version}, {api}", [f"{name} (pi {version}, {api}): {p}" for p in job.result()], "resume")
         if args.only in (None, "conventions"):
@@ -404,8 +493,11 @@ def main():
         for r in standin.requests():
             if r["status"] != 200:
                 rejected[r["rule"]] = rejected.get(r["rule"], 0) + 1
+        world.close()
     for key, (ok, total) in sorted(counts.items()):
         print(f"e2e: {key}: {ok}/{total}")
+    print(f"e2e: pi resumed {world.starts['cli']} times as `pi --session -p` and {world.starts['rpc']} times over RPC "
+          f"in {world.rpc.started} RPC processes")
     print("e2e: the stand-in rejected: " + (", ".join(f"{rule} x{n}" for rule, n in sorted(rejected.items())) or "nothing"))
     for line in failures:
         print(line)
