@@ -66,6 +66,10 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const SELF = fileURLToPath(import.meta.url);
+// The child's first line once pi is imported: the time limit of each file starts after it, so a slow
+// import (a busy machine, pi 0.78's hundreds of files) never reads as a file that hangs.
+const READY = "pi_load: ready";
+const IMPORT_LIMIT_S = 120;
 const KEYS = ["loaded", "error", "cwdMissing", "leafId", "entryCount", "context", "llm", "llmError",
     "fileModified", "replacedWithFreshSession", "name", "thinkingLevel", "model", "piVersion"];
 
@@ -343,22 +347,23 @@ function runParent(opts) {
         let stderr = "";
         let timedOut = false;
         let timer;
-        const arm = () => {
+        const arm = (seconds) => {
             clearTimeout(timer);
-            timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, opts.timeout * 1000);
+            timer = setTimeout(() => { timedOut = true; child.kill("SIGKILL"); }, seconds * 1000);
         };
-        arm();
+        arm(IMPORT_LIMIT_S);
         child.stdout.on("data", (d) => {
             pending += d;
             let nl;
             while ((nl = pending.indexOf("\n")) >= 0) {
                 const line = pending.slice(0, nl);
                 pending = pending.slice(nl + 1);
+                if (line === READY) { arm(opts.timeout); continue; }
                 if (!line.trim() || next >= copies.length) continue;
                 let r;
                 try { r = JSON.parse(line); } catch { r = { loaded: false, error: `child printed a line that is not JSON: ${line.slice(0, 200)}` }; }
                 finish(next++, r);
-                arm();
+                arm(opts.timeout);
             }
         });
         child.stderr.on("data", (d) => { stderr += d; if (stderr.length > 100000) stderr = stderr.slice(-50000); });
@@ -383,6 +388,11 @@ if (opts.child) {
     // One line per file, in order, each written as soon as its file is loaded (the parent times each
     // file on its own); a file whose load throws still gives its line.
     (async () => {
+        try {
+            const loc = locatePi(opts.pi);
+            for (const m of [loc.index, loc.sessionCwd, loc.transform]) await import(pathToFileURL(m).href);
+        } catch { /* runChild imports again and reports the failure in each file's line */ }
+        await new Promise((written) => process.stdout.write(`${READY}\n`, written));
         for (const { path: file, cwd } of opts.files) {
             let r;
             try {
