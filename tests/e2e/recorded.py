@@ -90,6 +90,10 @@ def differences(reference, got):
 
 
 class Check:
+    """One recording in three steps: prepare() hydrates every form; pi loads the files of all
+    recordings of a version together (load_all: pi_load.mjs, several files per node process); finish()
+    compares what pi loads and has pi resume the forms."""
+
     def __init__(self, args, world, box_root):
         self.args = args
         self.world = world
@@ -100,13 +104,27 @@ class Check:
                              capture_output=True, text=True, timeout=300)
         return run.returncode, run.stderr
 
-    def load(self, version, sessions, work):
-        """pi's request (pi_load.mjs's `llm`) for each session, in one node process; (llm, why not) each."""
-        out = subprocess.run([self.world.node, LOADER, "--pi", os.path.join(self.args.pi_dest, f"pi-{version}"), "--full",
-                              "--cwd", work] + sessions, capture_output=True, text=True, timeout=300)
-        lines = out.stdout.splitlines()
-        if len(lines) != len(sessions):
-            return [(None, f"pi_load.mjs failed: {out.stderr[:300]}")] * len(sessions)
+    def load_all(self, version, files):
+        """pi's request (pi_load.mjs's `llm`) for each (session, cwd) of `files`, in --jobs node processes
+        run side by side; (llm, why not) each, in order. pi_load.mjs gives a file that hangs or crashes
+        pi its own error line and goes on with the next."""
+        n = max(1, min(self.args.jobs, len(files)))
+        chunks = [files[i::n] for i in range(n)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
+            parts = list(pool.map(lambda chunk: self._load(version, chunk), chunks))
+        results = [None] * len(files)
+        for i, part in enumerate(parts):
+            results[i::n] = part
+        return results
+
+    def _load(self, version, files):
+        cmd = [self.world.node, LOADER, "--pi", os.path.join(self.args.pi_dest, f"pi-{version}"), "--full"]
+        for session, cwd in files:
+            cmd += ["--cwd", cwd, session]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 25 * len(files))
+        lines = [line for line in out.stdout.split("\n") if line.strip()]  # not splitlines(): texts may hold U+2028
+        if len(lines) != len(files):
+            return [(None, f"pi_load.mjs failed: {out.stderr[:300]}")] * len(files)
         results = []
         for line in lines:
             loaded = json.loads(line)
@@ -116,12 +134,17 @@ class Check:
                 results.append((loaded["llm"], None))
         return results
 
-    def run(self, version, name, folder):
-        """{form: {"hydrated": bool, "context": diff lines or None, "resumed": bool or None, "problems": [...]}}"""
+    def prepare(self, version, name, folder):
+        """Hydrates every form of one recording; the state finish() goes on from. state["results"]:
+        {form: {"hydrated": bool, "context": diff lines or None, "resumed": bool or None, "problems": [...]}};
+        state["loads"]: the files pi is to load (the session pi wrote, then each distinct output)."""
         box = os.path.join(self.box_root, f"{version}-{name}")
         work = os.path.join(box, "work")
         os.makedirs(work, exist_ok=True)
         events, session = os.path.join(folder, "events.jsonl"), os.path.join(folder, "session.jsonl")
+        state = {"version": version, "box": box, "work": work, "loads": [], "distinct": [], "same_as": {},
+                 "results": {form: {"hydrated": False, "context": None, "resumed": None, "problems": []} for form in FORMS}}
+        results = state["results"]
         threads = {
             "lossy": mirror.mirror(events),
             "raw": mirror.mirror(events, session),
@@ -134,12 +157,11 @@ class Check:
                 json.dump(export, f, indent=1, ensure_ascii=False)
             inputs[form] = ["--thread", path]
         reference = os.path.join(box, "session.out.jsonl")
-        results = {form: {"hydrated": False, "context": None, "resumed": None, "problems": []} for form in FORMS}
         code, err = self.hydrate(["--session", session], work, reference)
         if code != 0:
             for r in results.values():
                 r["problems"].append(f"--session on pi's own file exited {code}: {err[-300:]}")
-            return results
+            return state
         outputs = {}
         for form in FORMS:
             out = os.path.join(box, f"{form}.out.jsonl")
@@ -154,34 +176,44 @@ class Check:
                 if a.read() != b.read():
                     results["raw"]["problems"].append("not the bytes --session gives for the session pi wrote")
         if self.args.no_pi:
-            return results
+            return state
         with open(session, encoding="utf-8") as f:
-            recorded_cwd = json.loads(f.readline()).get("cwd")
+            state["recorded_cwd"] = json.loads(f.readline()).get("cwd")
         # Forms that gave the same bytes are loaded and resumed once (pi's start-up is the cost).
-        distinct, same_as = [], {}
         for form, out in outputs.items():
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
-            first = next((f for d, f in distinct if d == digest), None)
+            first = next((f for d, f in state["distinct"] if d == digest), None)
             if first:
-                same_as[form] = first
+                state["same_as"][form] = first
             else:
-                distinct.append((digest, form))
-        loads = self.load(version, [session] + [outputs[form] for _, form in distinct], work)
+                state["distinct"].append((digest, form))
+        state["outputs"] = outputs
+        state["loads"] = [(session, work)] + [(outputs[form], work) for _, form in state["distinct"]]
+        return state
+
+    def finish(self, state, loads, cli_forms):
+        """Compares what pi loads from each form with what it loads from its own session (`loads`, in
+        the order of state["loads"]) and has pi resume the forms: with `pi --session -p` for the forms
+        in `cli_forms`, over RPC for the others."""
+        version, work, results = state["version"], state["work"], state["results"]
+        if self.args.no_pi or not state["loads"]:
+            return results
         wrote, why = loads[0]
         if why:
             for r in results.values():
                 r["problems"].append(f"the session pi wrote: {why}")
             return results
-        for (_, form), (got, why) in zip(distinct, loads[1:]):
-            out = outputs[form]
+        recorded_cwd = state["recorded_cwd"]
+        for (_, form), (got, why) in zip(state["distinct"], loads[1:]):
+            out = state["outputs"][form]
             if why:
                 results[form]["problems"].append(why)
                 continue
             results[form]["context"] = differences(wrote, got)
             if form not in RESUMED_FORMS:
                 continue
-            run, prompt, request = self.world.resume(version, "anthropic-messages", out, work)
+            run, prompt, request = self.world.resume(version, "anthropic-messages", out, work, form in cli_forms)
             results[form]["resumed"] = False
             if run.returncode != 0 or request is None or request["status"] != 200 or DEFAULT_REPLY not in run.stdout:
                 status = request and (request["status"], request["rule"], request["error"])
@@ -195,11 +227,11 @@ class Check:
                 results[form]["problems"].append(f"the system prompt pi sent does not name the cwd {work}")
             else:
                 results[form]["resumed"] = True
-        for form, first in same_as.items():
+        for form, first in state["same_as"].items():
             results[form]["context"], results[form]["resumed"] = results[first]["context"], results[first]["resumed"]
             results[form]["problems"] += [p for p in results[first]["problems"] if p not in results[form]["problems"]]
         if not self.args.keep:
-            shutil.rmtree(box, ignore_errors=True)
+            shutil.rmtree(state["box"], ignore_errors=True)
         return results
 
 
@@ -239,9 +271,27 @@ def main():
     with StandIn() as standin:
         world = World(args, standin, tmp) if not args.no_pi else None
         check = Check(args, world, tmp)
+        found = [(v, n, f) for v, n, f in found if v in PI_VERSIONS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            jobs = [((v, n), pool.submit(check.run, v, n, f)) for v, n, f in found if v in PI_VERSIONS]
+            states = list(pool.map(lambda rec: check.prepare(*rec), found))
+            # Each version loads the files of all its recordings together.
+            loads = [None] * len(states)
+            for version in {state["version"] for state in states}:
+                mine = [i for i, state in enumerate(states) if state["version"] == version and state["loads"]]
+                got = check.load_all(version, [load for i in mine for load in states[i]["loads"]]) if mine else []
+                for i in mine:
+                    loads[i], got = got[:len(states[i]["loads"])], got[len(states[i]["loads"]):]
+            # The first resume of each form and version starts pi for real; the others go over RPC.
+            cli, seen = [], set()
+            for state in states:
+                forms = {form for _, form in state["distinct"] if form in RESUMED_FORMS and (state["version"], form) not in seen}
+                seen |= {(state["version"], form) for form in forms}
+                cli.append(forms)
+            jobs = [((v, n), pool.submit(check.finish, state, load, forms))
+                    for (v, n, _f), state, load, forms in zip(found, states, loads, cli)]
             results = {key: job.result() for key, job in jobs}
+        if world:
+            world.close()
     problems, passed, total = [], 0, 0
     print(f"{'recording':40} " + " ".join(f"{form:>16}" for form in FORMS))
     updated = {}
@@ -276,6 +326,9 @@ def main():
         print(p)
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
+    if world:
+        print(f"recorded: pi resumed {world.starts['cli']} times as `pi --session -p` and {world.starts['rpc']} times "
+              f"over RPC in {world.rpc.started} RPC processes")
     print(f"recorded: {passed} passed, {total - passed} failed")
     return 0 if total and passed == total else 1
 
