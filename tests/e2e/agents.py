@@ -10,7 +10,7 @@ the scenario (the prompts and the stand-in's scripted replies). For each recordi
 
   converted  `pi-hydrate --session TRANSCRIPT --cwd SANDBOX -o out.jsonl` exits 0 (pi-hydrate verifies
              its output itself) and `pi-hydrate validate out.jsonl` reports no error;
-  context    the conversation the real pi 1.5.2 would send from out.jsonl (tests/conformance/pi_load.mjs)
+  context    the conversation the real pi 1.5.2 (and 1.6.0) would send from out.jsonl (tests/conformance/pi_load.mjs)
              equals the conversation the CLI sent: the LAST "main" request of conversation.json plus the
              reply the stand-in gave it (replayed from the scenario's script the way the stand-in picks
              replies). Both are reduced to a list of items, in order: user text, assistant text, tool
@@ -20,9 +20,11 @@ the scenario (the prompts and the stand-in's scripted replies). For each recordi
              known loss, each with its reason, as {"<agent>-<version>/<name>": [{"side": "standin" or
              "pi", "item": {the item exactly as printed}, "why": "..."}]}: such an item is taken out of
              its side before comparing, and a listed item that is no longer there fails;
-  resumed    the real pi 1.5.2 and 0.78.0 each resume a copy of out.jsonl against the strict stand-in
-             with a new prompt (Claude Code sessions over the Anthropic Messages API, Codex sessions over
-             the OpenAI Responses API): the request is accepted, pi prints the reply and exits 0.
+  resumed    the real pi 1.6.0, 1.5.2 and 0.78.0 each resume a copy of out.jsonl against the strict
+             stand-in with a new prompt (Claude Code sessions over the Anthropic Messages API, Codex
+             sessions over the OpenAI Responses API): the request is accepted, pi prints the reply and
+             exits 0. For each pi version the first Claude Code and the first Codex recording run the
+             real `pi --session FILE -p`; the others resume over RPC (resume.py, pi_rpc.py).
 --no-pi does only `converted` (the sanitizer build runs that).
 
 pi's side. pi_load.mjs gives, per message pi sends, its role, text blocks, tool call ids and the id a
@@ -87,7 +89,7 @@ Both sides:
       pair a result with its call by id, so their order is not part of the conversation; pi sends
       them in call order (its pairing, docs/hydrate.md), Claude Code in the order the tools finished.
 
-Prints a table (recording x converted / context / resumed 1.5.2 / resumed 0.78.0), each failure's
+Prints a table (recording x converted / context per pi version / resumed per pi version), each failure's
 reason, and `agents: N passed, M failed`; exits 1 on any failure.
 """
 import argparse
@@ -113,7 +115,7 @@ from standin_script import parse_script, pick_reply  # noqa: E402
 
 TRANSCRIPTS = {"claude-code": "transcript.jsonl", "codex": "rollout.jsonl"}
 APIS = {"claude-code": "anthropic-messages", "codex": "openai-responses"}
-CONTEXT_PI = "1.5.2"
+CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
 
@@ -548,18 +550,18 @@ def convert(args, rec, box):
     return out, []
 
 
-def load_all(world, outs, cwd):
-    """pi 1.5.2's pi_load.mjs on every file in one node process; [(loaded line or None, why)]."""
-    run = subprocess.run([world.node, LOADER, "--pi", os.path.join(world.args.pi_dest, f"pi-{CONTEXT_PI}"), "--full",
+def load_all(world, version, outs, cwd):
+    """pi `version`'s pi_load.mjs on every file in one node process; [(loaded line or None, why)]."""
+    run = subprocess.run([world.node, LOADER, "--pi", os.path.join(world.args.pi_dest, f"pi-{version}"), "--full",
                           "--cwd", cwd] + outs, capture_output=True, text=True, timeout=60 + 20 * len(outs))
-    lines = run.stdout.splitlines()
+    lines = [line for line in run.stdout.split("\n") if line.strip()]  # not splitlines(): texts may hold U+2028
     if len(lines) != len(outs):
         return [(None, f"pi_load.mjs failed: {run.stderr.strip()[:300]}")] * len(outs)
     results = []
     for line in lines:
         loaded = json.loads(line)
         if loaded.get("llm") is None:
-            results.append((None, f"pi {CONTEXT_PI} gives no request: {loaded.get('error') or loaded.get('llmError')}"))
+            results.append((None, f"pi {version} gives no request: {loaded.get('error') or loaded.get('llmError')}"))
         else:
             results.append((loaded, None))
     return results
@@ -576,11 +578,11 @@ def context_problems(rec, loaded, out, allowed):
     return compare(expected, got, allowed)
 
 
-def resume_problems(world, rec, version, out, box):
+def resume_problems(world, rec, version, out, box, cli=False):
     work = os.path.join(box, "work")
     copy = os.path.join(box, f"resume-{version}.jsonl")
     shutil.copyfile(out, copy)
-    run, _prompt, request = world.resume(version, APIS[rec["agent"]], copy, work)
+    run, _prompt, request = world.resume(version, APIS[rec["agent"]], copy, work, cli)
     if request is None:
         return [f"pi {version} sent no request (exit {run.returncode}): {run.stderr.strip()[-300:]}"]
     if request["status"] != 200:
@@ -611,7 +613,7 @@ def main():
     allowed = read_json(DIFFERENCES) if os.path.isfile(DIFFERENCES) else {}
     tmp = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="pihydrate-agents-")
     os.makedirs(tmp, exist_ok=True)
-    columns = ["converted"] + ([] if args.no_pi else ["context"] + [f"resumed {v}" for v in PI_VERSIONS])
+    columns = ["converted"] + ([] if args.no_pi else [f"context {v}" for v in CONTEXT_PIS] + [f"resumed {v}" for v in PI_VERSIONS])
     cells = {rec["key"]: {c: "-" for c in columns} for rec in found}
     problems = []
 
@@ -630,15 +632,25 @@ def main():
         with StandIn() as standin:
             world = World(args, standin, tempfile.mkdtemp(prefix="pi-", dir=tmp))
             converted = [rec for rec in found if rec["key"] in outs]
-            loads = load_all(world, [outs[rec["key"]] for rec in converted], tmp)
-            for rec, (loaded, why) in zip(converted, loads):
-                verdict(rec, "context", [why] if why else
-                        context_problems(rec, loaded, outs[rec["key"]], allowed.get(rec["key"], [])))
             with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-                jobs = [(rec, v, pool.submit(resume_problems, world, rec, v, outs[rec["key"]], boxes[rec["key"]]))
+                versions_loads = pool.map(lambda v: (v, load_all(world, v, [outs[rec["key"]] for rec in converted], tmp)),
+                                          CONTEXT_PIS)
+                for version, loads in versions_loads:
+                    for rec, (loaded, why) in zip(converted, loads):
+                        verdict(rec, f"context {version}", [why] if why else
+                                context_problems(rec, loaded, outs[rec["key"]], allowed.get(rec["key"], [])))
+                # The first recording of each agent starts pi for real, per pi version; the others go over RPC.
+                first = {}
+                for rec in converted:
+                    first.setdefault(rec["agent"], rec["key"])
+                jobs = [(rec, v, pool.submit(resume_problems, world, rec, v, outs[rec["key"]], boxes[rec["key"]],
+                                             first[rec["agent"]] == rec["key"]))
                         for rec in converted for v in PI_VERSIONS]
                 for rec, v, job in jobs:
                     verdict(rec, f"resumed {v}", job.result())
+            world.close()
+            print(f"agents: pi resumed {world.starts['cli']} times as `pi --session -p` and {world.starts['rpc']} "
+                  f"times over RPC in {world.rpc.started} RPC processes")
     width = max(len(rec["key"]) for rec in found) + 2
     print(f"{'recording':{width}}" + "".join(f"{c:>16}" for c in columns))
     for rec in found:

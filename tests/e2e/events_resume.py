@@ -5,12 +5,14 @@
 
 For each successful case of tests/golden/events (captures of real pi runs, docs/events.md), it
 hydrates the capture into a sandbox and runs `pi --session S -p PROMPT` there against the strict
-stand-in (standin.py), with the pi version that made the capture. Each run must be accepted by the
+stand-in (standin.py), with the pi version that made the capture and with pi 1.6.0 (the newest pi
+resuming what an older one captured). The first run of each pi version starts pi for real; the
+others resume over RPC (resume.py, pi_rpc.py), with the same checks. Each run must be accepted by the
 stand-in, and pi must send, before the new prompt, the conversation the capture shows: the messages
 of its message_end events (user, assistant, tool result, in order), and for a cut-off capture
 hydrated with --partial text, the text its unfinished assistant had streamed. The capture is the
 reference here, read independently of pi-hydrate's rules; a user shell command the capture has no
-command text for (RPC bash) is absent on both sides. One pi run per case: a few seconds in all.
+command text for (RPC bash) is absent on both sides.
 
 The last line is `events e2e: N passed, M failed`; exit status 0 when nothing failed.
 """
@@ -29,10 +31,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "conformance"))
 import conformance  # noqa: E402
 import sent  # noqa: E402
-from resume import World  # noqa: E402
+from resume import PI_VERSIONS, World  # noqa: E402
 from standin import DEFAULT_REPLY, StandIn  # noqa: E402
 
 API = "anthropic-messages"
+NEWEST = next(iter(PI_VERSIONS))  # resumes every capture, whichever pi made it
 
 
 def texts(content):
@@ -79,7 +82,7 @@ def version_of(words):
     return "0.78.0" if "0.78" in words else "1.5.2"
 
 
-def check(world, case):
+def check(world, case, version, cli):
     words = conformance.read_cmd(case)[1:]
     stdin_path = None
     if "<" in words:
@@ -95,8 +98,7 @@ def check(world, case):
     made = world.hydrate(argv + ["--force"], case, stdin_path)
     if made.returncode != 0:
         return [f"pi-hydrate exited {made.returncode}: {made.stderr.decode()[:300]}"]
-    version = version_of(words)
-    run, prompt, request = world.resume(version, API, session, workdir)
+    run, prompt, request = world.resume(version, API, session, workdir, cli)
     if request is None:
         return [f"pi {version} sent no request (exit {run.returncode}): {run.stderr.strip()[:300]}"]
     problems = []
@@ -126,18 +128,27 @@ def main():
     args.pi_dest = os.path.abspath(args.pi_dest)
     args.pi_hydrate = os.path.abspath(args.pi_hydrate)
     cases = [c for c in conformance.case_dirs("events") if conformance.expected_exit(c) == 0]
+    runs = []
+    for case in cases:
+        made_by = version_of(conformance.read_cmd(case)[1:])
+        runs += [(case, version) for version in dict.fromkeys([made_by, NEWEST])]
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp, StandIn() as standin:
         world = World(types.SimpleNamespace(pi_dest=args.pi_dest, pi_hydrate=args.pi_hydrate, keep=False), standin, tmp)
-        for case in cases:
-            problems = check(world, case)
-            name = os.path.relpath(case, CASES)
+        seen = set()
+        for case, version in runs:
+            problems = check(world, case, version, version not in seen)
+            seen.add(version)
+            name = f"{os.path.relpath(case, CASES)} (pi {version})"
             if problems:
                 failed += 1
                 print(f"FAIL {name}: " + "; ".join(problems))
             else:
                 passed += 1
                 print(f"ok   {name}")
+        world.close()
+    print(f"events e2e: pi resumed {world.starts['cli']} times as `pi --session -p` and {world.starts['rpc']} times "
+          f"over RPC in {world.rpc.started} RPC processes")
     print(f"events e2e: {passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 
