@@ -24,7 +24,7 @@ from standin_script import ScriptError, parse_script
 
 SANDBOX_ROOT = "/tmp/pi-hydrate-scenarios"
 PORT = 47311  # fixed, so models.json and the model objects pi prints are the same in every recording
-PI_VERSIONS = {"1.5.2": "dist/bundle/cli.js", "0.78.0": "dist/cli.js"}
+PI_VERSIONS = {"1.6.0": "dist/bundle/cli.js", "1.5.2": "dist/bundle/cli.js", "0.78.0": "dist/cli.js"}
 MODEL = "standin/standin-sonnet"
 # Events a version lacks, and what a wait for them waits for there instead: pi 0.78 has no
 # agent_settled (a scenario with retries waits for auto_retry_end first, so agent_end is the last one).
