@@ -23,8 +23,9 @@ the scenario (the prompts and the stand-in's scripted replies). For each recordi
   resumed    the real pi 1.6.0, 1.5.2 and 0.78.0 each resume a copy of out.jsonl against the strict
              stand-in with a new prompt (Claude Code sessions over the Anthropic Messages API, Codex
              sessions over the OpenAI Responses API): the request is accepted, pi prints the reply and
-             exits 0. For each pi version the first Claude Code and the first Codex recording run the
-             real `pi --session FILE -p`; the others resume over RPC (resume.py, pi_rpc.py).
+             exits 0. They resume over RPC (resume.py, pi_rpc.py): the suite's real `pi --session FILE
+             -p` starts of Claude Code and Codex conversions are e2e_resume's, on the golden cases cut
+             from these recordings.
 --no-pi does only `converted` (the sanitizer build runs that).
 
 pi's side. pi_load.mjs gives, per message pi sends, its role, text blocks, tool call ids and the id a
@@ -639,12 +640,7 @@ def main():
                     for rec, (loaded, why) in zip(converted, loads):
                         verdict(rec, f"context {version}", [why] if why else
                                 context_problems(rec, loaded, outs[rec["key"]], allowed.get(rec["key"], [])))
-                # The first recording of each agent starts pi for real, per pi version; the others go over RPC.
-                first = {}
-                for rec in converted:
-                    first.setdefault(rec["agent"], rec["key"])
-                jobs = [(rec, v, pool.submit(resume_problems, world, rec, v, outs[rec["key"]], boxes[rec["key"]],
-                                             first[rec["agent"]] == rec["key"]))
+                jobs = [(rec, v, pool.submit(resume_problems, world, rec, v, outs[rec["key"]], boxes[rec["key"]]))
                         for rec in converted for v in PI_VERSIONS]
                 for rec, v, job in jobs:
                     verdict(rec, f"resumed {v}", job.result())

@@ -6,8 +6,8 @@
 For each successful case of tests/golden/events (captures of real pi runs, docs/events.md), it
 hydrates the capture into a sandbox and runs `pi --session S -p PROMPT` there against the strict
 stand-in (standin.py), with the pi version that made the capture and with pi 1.6.0 (the newest pi
-resuming what an older one captured). The first run of each pi version starts pi for real; the
-others resume over RPC (resume.py, pi_rpc.py), with the same checks. Each run must be accepted by the
+resuming what an older one captured), over RPC (resume.py, pi_rpc.py; the suite's real
+`pi --session FILE -p` start of an event capture is e2e_recorded's). Each run must be accepted by the
 stand-in, and pi must send, before the new prompt, the conversation the capture shows: the messages
 of its message_end events (user, assistant, tool result, in order), and for a cut-off capture
 hydrated with --partial text, the text its unfinished assistant had streamed. The capture is the
@@ -135,10 +135,8 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp, StandIn() as standin:
         world = World(types.SimpleNamespace(pi_dest=args.pi_dest, pi_hydrate=args.pi_hydrate, keep=False), standin, tmp)
-        seen = set()
         for case, version in runs:
-            problems = check(world, case, version, version not in seen)
-            seen.add(version)
+            problems = check(world, case, version, False)
             name = f"{os.path.relpath(case, CASES)} (pi {version})"
             if problems:
                 failed += 1
