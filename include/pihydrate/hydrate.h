@@ -32,7 +32,7 @@ struct HydrateOptions {
   std::optional<std::string> session_id;
   std::optional<std::string> timestamp;
   bool prune_compacted = false;
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   IndexOptions index;
 };
 

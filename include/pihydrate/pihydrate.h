@@ -103,7 +103,7 @@ struct HydrateRequest {
   std::optional<std::string> label;       // or the branch ending at the entry with this label
   std::optional<std::string> session_id;  // default: the input's (a thread's, derived from thread.id)
   std::optional<std::string> timestamp;   // default: the input's (a thread's createdAt)
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   PartialPolicy partial = PartialPolicy::kDrop;  // thread exports: an interrupted stream
   bool trailer = true;                           // thread exports: session_info, model_change, thinking_level_change
   SessionFormat from = SessionFormat::kAuto;     // hydrate_session: what the file is
@@ -164,7 +164,7 @@ HydrateResult hydrate_events(const Input& input, const HydrateRequest& request, 
 
 // What pi sends when it resumes a session (`pi-hydrate context`).
 struct ContextOptions {
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   std::optional<std::string> leaf_id;  // another branch: the one ending at this entry id (--leaf)
   std::optional<std::string> label;    // or at the entry with this label (--label)
 };

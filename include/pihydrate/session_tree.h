@@ -29,7 +29,7 @@ struct TreeNode {
 
 struct SessionTree {
   std::string file;
-  PiVersion version = PiVersion::k1_5;
+  PiVersion version = newest_pi_version();
   bool loads = false;
   std::string failure;          // why pi does not load it
   std::string session_id;       // the header's id

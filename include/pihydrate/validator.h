@@ -13,7 +13,7 @@ namespace pihydrate {
 
 struct ValidateOptions {
   Level level = Level::kResume;  // report diagnostics up to this level
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   bool check_cwd = true;    // --no-cwd-check turns it off
   bool linear = false;      // --linear: branching is an error
   std::string process_cwd;  // relative header cwds resolve here; empty: the real one

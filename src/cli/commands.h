@@ -22,11 +22,17 @@ int run_tree(const std::vector<std::string>& args, std::istream& in, std::ostrea
 int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
                 bool own_process);
 
+// --pi-version, the same in every command: its help, and its value. False,
+// with the message a usage error prints, when it names no version pi-hydrate
+// knows (the message lists those).
+std::string pi_version_option_help(const char* reads);
+bool read_pi_version_option(const std::string& text, PiVersion& version, std::string& error);
+
 enum class ReportFormat { kText, kJson, kGithub };
 
 struct ValidateRun {
   std::vector<FileReport> reports;
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   Level level = Level::kResume;
 };
 

@@ -88,9 +88,9 @@ std::string drop_explanation(const DroppedEntry& d) {
     case DropReason::kEmptyBranchSummary: return "the branch summary is empty: pi skips it";
     case DropReason::kBashExcluded: return "excludeFromContext (a !! command): convertToLlm leaves it out";
     case DropReason::kUnknownRole: return "convertToLlm knows no such role and leaves it out";
-    case DropReason::kSystemRole: return "pi 0.78's convertToLlm leaves system messages out";
+    case DropReason::kSystemRole: return "this pi version's convertToLlm leaves system messages out";
     case DropReason::kSystemBeforeCompaction:
-      return "a system message before the compaction at line " + std::to_string(d.by_line) + ": pi 1.5 leaves it out";
+      return "a system message before the compaction at line " + std::to_string(d.by_line) + ": pi leaves it out";
     case DropReason::kContextEditRemoved: return "removed by the context_edit at line " + std::to_string(d.by_line);
     case DropReason::kErrorAssistant: return "stopReason \"error\": pi-ai skips error and aborted turns";
     case DropReason::kAbortedAssistant: return "stopReason \"aborted\": pi-ai skips error and aborted turns";
@@ -321,8 +321,8 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   cxxopts::Options options("pi-hydrate context", "Show the conversation pi sends when it resumes a session.");
   options.custom_help("[options]");
   options.positional_help("FILE|-");
-  options.add_options()("pi-version", "Follow this pi version: 0.78 or 1.5",
-                        cxxopts::value<std::string>()->default_value("1.5"))(
+  options.add_options()("pi-version", pi_version_option_help("Build the request"),
+                        cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
       "format", "Output: text or json", cxxopts::value<std::string>()->default_value("text"))(
       "full", "Show whole texts and arguments")("leaf", "Resume from this entry id instead of pi's leaf",
                                                 cxxopts::value<std::string>())(
@@ -347,12 +347,13 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "pi-hydrate: error: --format must be text or json, not '" << format << "'\n";
     return kExitUsage;
   }
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) {
-    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '" << parsed["pi-version"].as<std::string>()
-        << "'\n";
+  PiVersion version_read = newest_pi_version();
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
     return kExitUsage;
   }
+  const std::optional<PiVersion> version = version_read;
   if (parsed.count("leaf") && parsed.count("label")) {
     err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
     return kExitUsage;

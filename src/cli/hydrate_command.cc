@@ -207,8 +207,9 @@ void add_hydrate_options(cxxopts::Options& options) {
       "Thread, events: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text",
       cxxopts::value<std::string>()->default_value("drop"))(
       "no-trailer", "Thread, events: do not append session_info / model_change / thinking_level_change")(
-      "pi-version", "Read the input as this pi version does: 0.78 or 1.5",
-      cxxopts::value<std::string>()->default_value("1.5"))("h,help", "Print this help");
+      "pi-version", pi_version_option_help("Read the input"),
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("h,help",
+                                                                                           "Print this help");
   // The same memory caps as validate (docs/reliability.md); they apply to the
   // input, to a thread's converted session and to the verified output.
   options.add_options("Limits")("max-line-bytes", "Longest session line read, in bytes",
@@ -275,9 +276,9 @@ std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& re
   const std::string report_format = parsed["report"].as<std::string>();
   if (report_format != "text" && report_format != "json")
     return "--report must be text or json, not '" + report_format + "'";
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) return "--pi-version must be 0.78 or 1.5";
-  request.pi_version = *version;
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), request.pi_version, version_error))
+    return version_error;
   request.flatten_max_chars = parsed["flatten-max-chars"].as<std::size_t>();
   request.limits.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
   if (request.limits.max_line_bytes > kMaxLineBytesLimit)

@@ -230,8 +230,8 @@ int run_tree(const std::vector<std::string>& args, std::istream&, std::ostream& 
   cxxopts::Options options("pi-hydrate tree", "Show the session tree pi reads.");
   options.custom_help("[options]");
   options.positional_help("FILE");
-  options.add_options()("pi-version", "Read FILE as this pi version does: 0.78 or 1.5",
-                        cxxopts::value<std::string>()->default_value("1.5"))(
+  options.add_options()("pi-version", pi_version_option_help("Read FILE"),
+                        cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
       "format", "Output: text or json", cxxopts::value<std::string>()->default_value("text"))(
       "width", "Cut text lines to N columns, 0 for never (default: the terminal's)", cxxopts::value<std::size_t>())(
       "file", "Session file", cxxopts::value<std::vector<std::string>>())("h,help", "Print this help");
@@ -248,8 +248,11 @@ int run_tree(const std::vector<std::string>& args, std::istream&, std::ostream& 
     out << options.help() << kTreeHelp;
     return kExitOk;
   }
-  const auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) return fail_usage(err, "--pi-version must be 0.78 or 1.5");
+  PiVersion version_read = newest_pi_version();
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error))
+    return fail_usage(err, version_error);
+  const std::optional<PiVersion> version = version_read;
   const std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json")
     return fail_usage(err, "--format must be text or json, not '" + format + "'");

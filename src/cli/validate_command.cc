@@ -104,8 +104,8 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   options.positional_help("FILE|DIR|- ...");
   options.add_options()("level", "Report up to this level: load, resume or lint",
                         cxxopts::value<std::string>()->default_value("resume"))(
-      "pi-version", "Follow this pi version's loader: 0.78 or 1.5",
-      cxxopts::value<std::string>()->default_value("1.5"))("no-cwd-check", "Do not check that the header cwd exists")(
+      "pi-version", pi_version_option_help("Load files"),
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("no-cwd-check", "Do not check that the header cwd exists")(
       "process-cwd",
       "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)",
       cxxopts::value<std::string>())("format", "Output: text, json or github",
@@ -155,13 +155,11 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
         << "'\n";
     return kExitUsage;
   }
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) {
-    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '" << parsed["pi-version"].as<std::string>()
-        << "'\n";
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), vo.pi_version, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
     return kExitUsage;
   }
-  vo.pi_version = *version;
   vo.check_cwd = parsed.count("no-cwd-check") == 0;
   if (parsed.count("process-cwd")) vo.process_cwd = parsed["process-cwd"].as<std::string>();
   vo.linear = parsed.count("linear") > 0;

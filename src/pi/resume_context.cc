@@ -249,13 +249,13 @@ struct Builder {
   const LineText& line_text;
   ResumeContext rc;
   std::vector<std::unique_ptr<rapidjson::Document>> docs;  // per node, parsed on demand
-  std::vector<std::unique_ptr<Value>> made;                // values pi builds (1.5's `[]`, replacement texts)
+  std::vector<std::unique_ptr<Value>> made;                // values pi builds (`[]` for missing content, replacement texts)
   rapidjson::Document::AllocatorType* allocator = nullptr;
   rapidjson::Document scratch;
-  const bool is_1_5;
+  const PiProfile& pi;  // what this version of pi does differently
 
   Builder(const SessionIndex& i, const PiView& v, const LineText& t)
-      : index(i), view(v), line_text(t), docs(v.nodes.size()), is_1_5(v.version == PiVersion::k1_5) {
+      : index(i), view(v), line_text(t), docs(v.nodes.size()), pi(v.profile()) {
     allocator = &scratch.GetAllocator();
   }
 
@@ -372,10 +372,10 @@ void Builder::build() {
     return view.compaction < 0 || i > comp_pos || (kept_from <= i && i < comp_pos);
   };
 
-  // pi 1.5's context_edit entries, among the entries of the context; the last per target wins.
+  // context_edit entries, among the entries of the context; the last per target wins.
   std::unordered_map<std::string, std::int64_t> edit_of;  // target key -> context_edit node
   auto edit_key = [](const SentValue& v) { return std::to_string(static_cast<int>(v.kind)) + ":" + v.text; };
-  if (is_1_5) {
+  if (pi.applies_context_edits) {
     for (std::size_t i = 0; i < view.path.size(); ++i) {
       const std::uint32_t node = view.path[i];
       if (!in_range(i) || !is_string(member(&doc(node), "type"), "context_edit")) continue;
@@ -419,7 +419,7 @@ void Builder::build() {
     LlmMessage m;
     m.node = node;
     if (item.kind == ContextKind::kCompactionSummary) {
-      const Value* system = is_1_5 ? member(&e, "systemMessage") : nullptr;
+      const Value* system = pi.sends_compaction_system_message ? member(&e, "systemMessage") : nullptr;
       if (truthy(system)) {
         const Value* role = member(system, "role");
         LlmMessage s;
@@ -465,7 +465,7 @@ void Builder::build() {
       m.role = "user";
       m.source = SentSource::kCustomMessage;
       m.content = member(&e, "content");
-      if (is_1_5 && is_nullish(m.content)) m.content = empty_array();
+      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) m.content = empty_array();
     } else {
       const Value* message = member(&e, "message");
       const Value* role = member(message, "role");
@@ -473,16 +473,16 @@ void Builder::build() {
       if (r == "hookMessage" && view.migrates_v2) r = "custom";
       m.message = message;
       m.content = member(message, "content");
-      if (is_1_5 && is_nullish(m.content)) {
+      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) {
         if (r == "user" || r == "assistant" || r == "toolResult") m.content = empty_array();
       }
-      if (r == "system" && is_1_5 && view.compaction >= 0 && pos < comp_pos) {
+      if (r == "system" && pi.sends_system_messages && view.compaction >= 0 && pos < comp_pos) {
         drop(node, "message (system)", DropReason::kSystemBeforeCompaction, comp_line);
         continue;
       }
       if (r == "assistant") agent_assistants.push_back(node);
-      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && is_1_5)) {
-        if (r == "system" && is_1_5 && is_nullish(m.content)) {
+      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && pi.sends_system_messages)) {
+        if (r == "system" && is_nullish(m.content)) {
           made.push_back(std::make_unique<Value>("", *allocator));
           m.content = made.back().get();
         }
@@ -522,7 +522,7 @@ void Builder::build() {
         continue;
       }
     }
-    // A 1.5 context_edit replaces the content of the roles it may edit.
+    // A context_edit replaces the content of the roles it may edit.
     if (edit >= 0 && replacement && !m.wrapped &&
         (m.role == "user" || m.role == "assistant" || m.role == "toolResult")) {
       const Value* content = member(replacement, "content");
@@ -636,7 +636,7 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
           const Value* thinking = member(&block, "thinking");
           const bool redacted = truthy(member(&block, "redacted"));
           const bool signed_block = truthy(member(&block, "thinkingSignature"));
-          if (is_1_5) {
+          if (pi.drops_other_models_thinking) {
             if (!same_model) {
               ++s.thinking_dropped;
               continue;
@@ -666,7 +666,7 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
           } else if (same_model) {
             ++s.thinking;
           } else {
-            ++s.thinking_as_text;  // pi 0.78 only: 1.5 dropped it above
+            ++s.thinking_as_text;  // only where another model's thinking is not dropped above
             s.texts.emplace_back(text);
           }
         } else if (is_string(type, "text")) {
