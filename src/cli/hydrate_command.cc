@@ -208,8 +208,7 @@ void add_hydrate_options(cxxopts::Options& options) {
       cxxopts::value<std::string>()->default_value("drop"))(
       "no-trailer", "Thread, events: do not append session_info / model_change / thinking_level_change")(
       "pi-version", pi_version_option_help("Read the input"),
-      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("h,help",
-                                                                                           "Print this help");
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("h,help", "Print this help");
   // The same memory caps as validate (docs/reliability.md); they apply to the
   // input, to a thread's converted session and to the verified output.
   options.add_options("Limits")("max-line-bytes", "Longest session line read, in bytes",

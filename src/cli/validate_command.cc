@@ -105,7 +105,8 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   options.add_options()("level", "Report up to this level: load, resume or lint",
                         cxxopts::value<std::string>()->default_value("resume"))(
       "pi-version", pi_version_option_help("Load files"),
-      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("no-cwd-check", "Do not check that the header cwd exists")(
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
+      "no-cwd-check", "Do not check that the header cwd exists")(
       "process-cwd",
       "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)",
       cxxopts::value<std::string>())("format", "Output: text, json or github",

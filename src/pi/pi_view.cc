@@ -102,10 +102,10 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_b
       return v;
     }
     v.outcome = pi.replaces_file_without_header ? LoadOutcome::kReplaced : LoadOutcome::kRefused;
-    v.failure = pi.replaces_file_without_header
-                    ? std::string("pi ") + pi.name +
-                          " finds no valid session header and replaces the file with a fresh session"
-                    : "Session file is not a valid pi session";
+    v.failure =
+        pi.replaces_file_without_header
+            ? std::string("pi ") + pi.name + " finds no valid session header and replaces the file with a fresh session"
+            : "Session file is not a valid pi session";
     if (!v.kept.empty()) v.failure_line = index.entries[v.kept[0]].line;
     return v;
   }

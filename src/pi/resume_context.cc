@@ -249,7 +249,7 @@ struct Builder {
   const LineText& line_text;
   ResumeContext rc;
   std::vector<std::unique_ptr<rapidjson::Document>> docs;  // per node, parsed on demand
-  std::vector<std::unique_ptr<Value>> made;                // values pi builds (`[]` for missing content, replacement texts)
+  std::vector<std::unique_ptr<Value>> made;  // values pi builds (`[]` for missing content, replacement texts)
   rapidjson::Document::AllocatorType* allocator = nullptr;
   rapidjson::Document scratch;
   const PiProfile& pi;  // what this version of pi does differently

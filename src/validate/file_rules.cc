@@ -242,8 +242,7 @@ void check_cwd(RuleContext& ctx) {
                           "make \"cwd\" an absolute path string");
     } else {
       ctx.report_at_level(Code::kCwdNotString, Severity::kWarning, Level::kResume, h.line, cwd.column,
-                          std::string("the header cwd is ") + json_kind_name(cwd.kind) +
-                              ": " + ctx.pi_name() +
+                          std::string("the header cwd is ") + json_kind_name(cwd.kind) + ": " + ctx.pi_name() +
                               " ignores it and runs in the directory it is started from (pi 0.78 crashes)",
                           "make \"cwd\" an absolute path string");
     }
@@ -312,10 +311,12 @@ void check_bom(RuleContext& ctx) {
   // The fatal case (a BOM before the header, refused) is reported by check_header.
   const bool trims = ctx.pi().trims_file_before_parsing;
   if (!trims && !ctx.view.loads() && ctx.view.outcome == LoadOutcome::kRefused) return;
-  ctx.report(Code::kByteOrderMark, Severity::kWarning, 1, 1,
-             trims ? "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " tolerates it, pi 1.x refuses the file"
-                   : "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " cannot parse line 1 and skips it",
-             "remove the first three bytes (EF BB BF)");
+  ctx.report(
+      Code::kByteOrderMark, Severity::kWarning, 1, 1,
+      trims
+          ? "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " tolerates it, pi 1.x refuses the file"
+          : "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " cannot parse line 1 and skips it",
+      "remove the first three bytes (EF BB BF)");
 }
 
 }  // namespace

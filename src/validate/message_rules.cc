@@ -98,14 +98,14 @@ void check_context_messages(RuleContext& ctx) {
     } else if ((e.role == Role::kAssistant || e.role == Role::kUser || e.role == Role::kToolResult) && null_content) {
       std::string what = std::string("message content is ") + (e.content_kind == JsonKind::kNull ? "null" : "missing");
       if (!ctx.pi().reads_missing_content_as_empty) {
-        ctx.report(Code::kContentNotArray, Severity::kError, e.line, e.message.column,
-                   what + (e.role == Role::kAssistant
-                               ? ": " + ctx.pi_name() +
-                                     " crashes building the next request (reading 'flatMap') and in the TUI"
-                               : ": " + ctx.pi_name() + " crashes on it building the next request (reading '" +
-                                     (e.role == Role::kUser ? "map" : "some") +
-                                     "') and in the interactive TUI (reading 'filter')"),
-                   "write \"content\":[]");
+        ctx.report(
+            Code::kContentNotArray, Severity::kError, e.line, e.message.column,
+            what + (e.role == Role::kAssistant
+                        ? ": " + ctx.pi_name() + " crashes building the next request (reading 'flatMap') and in the TUI"
+                        : ": " + ctx.pi_name() + " crashes on it building the next request (reading '" +
+                              (e.role == Role::kUser ? "map" : "some") +
+                              "') and in the interactive TUI (reading 'filter')"),
+            "write \"content\":[]");
       } else {
         ctx.report(Code::kContentNotArray, Severity::kWarning, e.line, e.message.column,
                    what + ": " + ctx.pi_name() + " reads it as [] (pi 0.78 crashes on it)", "write \"content\":[]");
