@@ -13,7 +13,7 @@
 
 #include <rapidjson/document.h>
 
-#include "hydrate/job_files.h"
+#include "jobs/job_files.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hydrate/thread_reading.h"
+#include "readers/thread_reading.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fuzz_common.h"
-#include "hydrate/foreign_session.h"
+#include "readers/foreign_session.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pihydrate;

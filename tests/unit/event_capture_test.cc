@@ -1,7 +1,7 @@
 // Event capture -> thread export (docs/events.md): one test per rule E1-E12
 // and per tolerated oddity, and through hydrate_events: diagnostics at the
 // capture's line:column, nothing written for a capture without a conversation.
-#include "hydrate/event_capture.h"
+#include "readers/event_capture.h"
 
 #include <algorithm>
 #include <fstream>

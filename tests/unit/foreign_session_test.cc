@@ -1,7 +1,7 @@
 // Claude Code and Codex transcripts -> pi sessions (docs/claude-code.md,
 // docs/codex.md): the format guess, and the rules a recording alone does
 // not pin down, each on a small hand-written transcript.
-#include "hydrate/foreign_session.h"
+#include "readers/foreign_session.h"
 
 #include <sstream>
 

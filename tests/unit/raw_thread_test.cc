@@ -2,7 +2,7 @@
 // X1-X7). The promise of X7 is checked on every v3 session among the golden
 // inputs: its lines carried as pi.entry, or as a snapshot, hydrate to the
 // bytes `--session` gives for the file itself.
-#include "hydrate/raw_thread.h"
+#include "readers/raw_thread.h"
 
 #include <filesystem>
 #include <fstream>

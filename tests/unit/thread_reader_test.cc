@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hydrate/thread_reading.h"
+#include "readers/thread_reading.h"
 
 namespace pihydrate {
 namespace {

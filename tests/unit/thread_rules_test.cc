@@ -1,6 +1,6 @@
 // The thread export's planning rules (docs/thread-export.md R3, R4/R5,
 // R6, R7), each on a few entries built by hand.
-#include "hydrate/thread_rules.h"
+#include "readers/thread_rules.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/json_spans.h"
-#include "hydrate/thread_export.h"
+#include "readers/thread_export.h"
 
 namespace pihydrate {
 

@@ -9,9 +9,9 @@
 
 #include <rapidjson/stringbuffer.h>
 
-#include "hydrate/foreign_session.h"
-#include "hydrate/transcript_writer.h"
 #include "pihydrate/formats.h"
+#include "readers/foreign_session.h"
+#include "readers/transcript_writer.h"
 
 namespace pihydrate {
 namespace {

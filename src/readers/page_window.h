@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "hydrate/thread_export.h"
+#include "readers/thread_export.h"
 
 namespace pihydrate {
 

@@ -1,7 +1,7 @@
 // Planning the converted session before any line is built: the rules of
 // thread_rules.h applied to the envelopes (R3, R6, R7), what compactions
 // name (R9), and dropping the envelopes that give no line.
-#include "hydrate/thread_converter.h"
+#include "readers/thread_converter.h"
 
 #include <algorithm>
 #include <functional>

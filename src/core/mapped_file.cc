@@ -1,5 +1,5 @@
 // MappedFile: a thread export mapped copy-on-write, and its pages dropped behind the converter.
-#include "hydrate/mapped_file.h"
+#include "core/mapped_file.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>

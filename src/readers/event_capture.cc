@@ -3,7 +3,7 @@
 // it gives, the second writes the thread text, its header first (the title,
 // model and thinking level are known only at the end). Messages are copied
 // byte for byte, so memory is the capture plus the thread text.
-#include "hydrate/event_capture.h"
+#include "readers/event_capture.h"
 
 #include <algorithm>
 #include <cstring>

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/json_spans.h"
-#include "hydrate/thread_reading.h"
-#include "hydrate/thread_rules.h"
+#include "readers/thread_reading.h"
+#include "readers/thread_rules.h"
 
 namespace pihydrate {
 namespace {

@@ -15,18 +15,18 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "core/mapped_file.h"
 #include "core/run_beside.h"
 #include "core/spool_indexer.h"
-#include "hydrate/event_capture.h"
-#include "hydrate/foreign_session.h"
-#include "hydrate/hydrate_job.h"
-#include "hydrate/job_files.h"
-#include "hydrate/mapped_file.h"
-#include "hydrate/raw_thread.h"
-#include "hydrate/sigbus_exit.h"
+#include "jobs/hydrate_job.h"
+#include "jobs/job_files.h"
+#include "jobs/sigbus_exit.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/pihydrate.h"
+#include "readers/event_capture.h"
+#include "readers/foreign_session.h"
+#include "readers/raw_thread.h"
 
 namespace pihydrate {
 

@@ -8,8 +8,8 @@
 #include <iterator>
 #include <memory>
 
-#include "hydrate/job_files.h"
 #include "hydrate/plan.h"
+#include "jobs/job_files.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
 

@@ -1,7 +1,7 @@
 // A thread export's JSON, parsed into spans: its variant, line starts, and member lookups by offset.
-#include "hydrate/thread_document.h"
+#include "readers/thread_document.h"
 
-#include "hydrate/page_window.h"
+#include "readers/page_window.h"
 
 #include "core/json_check.h"
 

@@ -1,5 +1,5 @@
 // The opt-in SIGBUS handler for a mapped export that shrinks (sigbus_exit.h).
-#include "hydrate/sigbus_exit.h"
+#include "jobs/sigbus_exit.h"
 
 #include <unistd.h>
 

@@ -6,9 +6,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hydrate/foreign_session.h"
-#include "hydrate/transcript_writer.h"
 #include "pihydrate/formats.h"
+#include "readers/foreign_session.h"
+#include "readers/transcript_writer.h"
 
 namespace pihydrate {
 namespace {

@@ -13,12 +13,12 @@
 
 #include "core/index_by_key.h"
 #include "core/json_spans.h"
-#include "hydrate/page_window.h"
-#include "hydrate/thread_document.h"
-#include "hydrate/thread_export.h"
-#include "hydrate/thread_rules.h"
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
+#include "readers/page_window.h"
+#include "readers/thread_document.h"
+#include "readers/thread_export.h"
+#include "readers/thread_rules.h"
 
 namespace pihydrate {
 struct ReadEntry;  // thread_reading.h

@@ -3,7 +3,7 @@
 // plainly: it is no bigger than the session pi wrote, and the converter's
 // machinery for gigabyte exports is kept for the lossy kinds, which go
 // through convert_thread_export one run at a time.
-#include "hydrate/raw_thread.h"
+#include "readers/raw_thread.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "core/json_spans.h"
-#include "hydrate/json_object_text.h"
-#include "hydrate/thread_converter.h"
-#include "hydrate/thread_document.h"
 #include "pihydrate/formats.h"
+#include "readers/json_object_text.h"
+#include "readers/thread_converter.h"
+#include "readers/thread_document.h"
 
 namespace pihydrate {
 namespace {

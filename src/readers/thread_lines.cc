@@ -1,14 +1,14 @@
 // Building the converted session's lines: the verbatim pi messages (R4,
 // R5), chat turns (R3, R7), rebuilt streams (R6), compactions (R9), in
 // blocks for the spool.
-#include "hydrate/thread_converter.h"
+#include "readers/thread_converter.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "hydrate/json_object_text.h"
 #include "pihydrate/formats.h"
+#include "readers/json_object_text.h"
 
 namespace pihydrate {
 namespace thread_converter {

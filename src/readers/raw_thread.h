@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "hydrate/thread_export.h"
+#include "readers/thread_export.h"
 
 namespace pihydrate {
 

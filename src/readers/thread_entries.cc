@@ -1,6 +1,6 @@
 // Reading the export: the thread object R1 reads, and each entry checked on
 // its own, then settled in entry order into envelopes (duplicates, seq order).
-#include "hydrate/thread_converter.h"
+#include "readers/thread_converter.h"
 
 #include <algorithm>
 #include <functional>

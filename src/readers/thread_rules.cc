@@ -1,6 +1,6 @@
 // The thread export's planning rules, as docs/thread-export.md states them
 // (see thread_rules.h).
-#include "hydrate/thread_rules.h"
+#include "readers/thread_rules.h"
 
 #include <algorithm>
 #include <unordered_map>

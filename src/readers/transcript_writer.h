@@ -12,7 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "hydrate/foreign_session.h"
+#include "readers/foreign_session.h"
 
 namespace pihydrate {
 

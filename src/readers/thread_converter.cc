@@ -6,9 +6,9 @@
 // This file runs the phases in order (ThreadConverter::run); each has its own file:
 // thread_entries.cc reads and checks the entries, thread_plan.cc decides
 // what becomes a line, thread_lines.cc builds the lines.
-#include "hydrate/thread_converter.h"
-#include "hydrate/json_object_text.h"
-#include "hydrate/thread_reading.h"
+#include "readers/thread_converter.h"
+#include "readers/json_object_text.h"
+#include "readers/thread_reading.h"
 
 #include <algorithm>
 #include <cctype>

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "hydrate/job_files.h"
+#include "jobs/job_files.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
 

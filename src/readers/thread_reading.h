@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "hydrate/thread_export.h"
-#include "hydrate/thread_rules.h"
 #include "pihydrate/diagnostic.h"
+#include "readers/thread_export.h"
+#include "readers/thread_rules.h"
 
 namespace pihydrate {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hydrate/thread_export.h"
+#include "readers/thread_export.h"
 
 namespace pihydrate {
 namespace thread_rules {

@@ -1,13 +1,13 @@
 // Finding a session file's format, and the machinery the Claude Code and
 // Codex readers share (transcript_writer.h).
-#include "hydrate/foreign_session.h"
+#include "readers/foreign_session.h"
 
 #include <rapidjson/error/en.h>
 
 #include "core/json_spans.h"
-#include "hydrate/thread_converter.h"
-#include "hydrate/transcript_writer.h"
 #include "pihydrate/formats.h"
+#include "readers/thread_converter.h"
+#include "readers/transcript_writer.h"
 
 namespace pihydrate {
 
