@@ -16,6 +16,7 @@
 #include <rapidjson/error/en.h>
 
 #include "core/json_spans.h"
+#include "core/json_value.h"
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
@@ -77,38 +78,21 @@ const std::set<std::string_view>& ignored_types() {
 
 using Value = rapidjson::Value;
 
-const Value* member(const Value& object, const char* key) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(key);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-std::optional<std::string> string_member(const Value& object, const char* key) {
-  const Value* v = member(object, key);
-  if (v == nullptr || !v->IsString()) return std::nullopt;
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
-bool true_member(const Value& object, const char* key) {
-  const Value* v = member(object, key);
-  return v != nullptr && v->IsBool() && v->GetBool();
-}
-
 // The text pi sends for a user shell command (pi's bashExecutionToText).
 std::string bash_execution_text(const std::string& command, const Value& result) {
   std::string text = "Ran `" + command + "`\n";
-  const std::string output = string_member(result, "output").value_or("");
+  const std::string output = json_string_member(result, "output").value_or("");
   if (!output.empty())
     text += "```\n" + output + "\n```";
   else
     text += "(no output)";
-  const Value* exit_code = member(result, "exitCode");
-  if (true_member(result, "cancelled"))
+  const Value* exit_code = json_member(result, "exitCode");
+  if (json_true(result, "cancelled"))
     text += "\n\n(command cancelled)";
   else if (exit_code != nullptr && exit_code->IsInt64() && exit_code->GetInt64() != 0)
     text += "\n\nCommand exited with code " + std::to_string(exit_code->GetInt64());
-  const auto full_output = string_member(result, "fullOutputPath");
-  if (true_member(result, "truncated") && full_output)
+  const auto full_output = json_string_member(result, "fullOutputPath");
+  if (json_true(result, "truncated") && full_output)
     text += "\n\n[Output truncated. Full output: " + *full_output + "]";
   return text;
 }
@@ -165,9 +149,9 @@ std::uint64_t content_chars(const Value* content) {
   std::uint64_t chars = 0;
   if (!content->IsArray()) return 0;
   for (const Value& block : content->GetArray()) {
-    const auto type = string_member(block, "type");
+    const auto type = json_string_member(block, "type");
     if (type == std::string("text")) {
-      if (const Value* text = member(block, "text")) chars += utf16_length(*text);
+      if (const Value* text = json_member(block, "text")) chars += utf16_length(*text);
     } else if (type == std::string("image")) {
       chars += kEstimatedImageChars;
     }
@@ -248,13 +232,13 @@ class CaptureReader {
     }
     std::size_t object = begin + first;
     const Value* event = &doc;
-    if (!string_member(doc, "type")) {
+    if (!json_string_member(doc, "type")) {
       // A wrapper an integration added around the event (E1).
       const std::vector<MemberSpan> members = object_members(bytes_, object);
       for (const char* key : {"event", "data"}) {
-        const Value* inner = member(doc, key);
+        const Value* inner = json_member(doc, key);
         const MemberSpan* span = find_member(members, key);
-        if (inner != nullptr && inner->IsObject() && string_member(*inner, "type") && span != nullptr) {
+        if (inner != nullptr && inner->IsObject() && json_string_member(*inner, "type") && span != nullptr) {
           event = inner;
           object = span->value_begin;
           break;
@@ -294,15 +278,15 @@ class CaptureReader {
   }
 
   void on_event(const Value& event, std::size_t object) {
-    const std::string type = *string_member(event, "type");
+    const std::string type = *json_string_member(event, "type");
     if (type == "session") {
       end_stream(true);  // a new run: what the last one streamed was cut off
-      on_session_id(string_member(event, "id"), object, "the session header");
-      if (!created_at_) created_at_ = string_member(event, "timestamp");
-      if (!cwd_) cwd_ = string_member(event, "cwd");
+      on_session_id(json_string_member(event, "id"), object, "the session header");
+      if (!created_at_) created_at_ = json_string_member(event, "timestamp");
+      if (!cwd_) cwd_ = json_string_member(event, "cwd");
     } else if (type == "message_start") {
-      const Value* message = member(event, "message");
-      if (message != nullptr && string_member(*message, "role") == std::string("assistant")) {
+      const Value* message = json_member(event, "message");
+      if (message != nullptr && json_string_member(*message, "role") == std::string("assistant")) {
         end_stream(true);
         open_stream(object, timestamp_text(span_of(object, "message").first));
       }
@@ -320,17 +304,17 @@ class CaptureReader {
     } else if (type == "message_end") {
       on_message_end(event, object);
     } else if (type == "compaction_end") {
-      const Value* result = member(event, "result");
+      const Value* result = json_member(event, "result");
       // Without a result pi wrote nothing: aborted, failed or nothing to compact (E8).
-      if (result != nullptr && string_member(*result, "summary")) {
+      if (result != nullptr && json_string_member(*result, "summary")) {
         Action a = action_at(object, Action::Form::kCompaction, "pi.compaction", "compaction_end");
         a.first_kept_ref = kept_window(*result);
         push(std::move(a), {object, json_value_end(bytes_, object)});
       }
     } else if (type == "session_info_changed") {
-      title_ = string_member(event, "name");  // absent: the name was cleared
+      title_ = json_string_member(event, "name");  // absent: the name was cleared
     } else if (type == "thinking_level_changed") {
-      if (auto level = string_member(event, "level")) thinking_ = level;
+      if (auto level = json_string_member(event, "level")) thinking_ = level;
     } else if (type == "entry_appended") {
       on_entry_appended(event, object);
     } else if (type == "response") {
@@ -338,8 +322,8 @@ class CaptureReader {
     } else if (type == "bash") {
       // The RPC command itself, when the integration logs stdin too: its
       // response then gives the shell command pi stored (E6).
-      if (auto id = string_member(event, "id"); id && string_member(event, "command"))
-        bash_commands_[*id] = {*string_member(event, "command"), true_member(event, "excludeFromContext")};
+      if (auto id = json_string_member(event, "id"); id && json_string_member(event, "command"))
+        bash_commands_[*id] = {*json_string_member(event, "command"), json_true(event, "excludeFromContext")};
     } else if (ignored_types().count(type) == 0 && unknown_types_.insert(type).second) {
       warn(line_, column_of(object), "an event type pi-hydrate does not know, \"" + type + "\", skipped");
     }
@@ -360,8 +344,8 @@ class CaptureReader {
   }
 
   void on_message_end(const Value& event, std::size_t object) {
-    const Value* message = member(event, "message");
-    const auto role = message != nullptr ? string_member(*message, "role") : std::nullopt;
+    const Value* message = json_member(event, "message");
+    const auto role = message != nullptr ? json_string_member(*message, "role") : std::nullopt;
     if (!role) {
       warn(line_, column_of(object), "message_end without a message that has a role, skipped");
       return;
@@ -375,12 +359,12 @@ class CaptureReader {
       push(std::move(a), span);
     } else if (*role == "user") {
       Action a = action_at(object, Action::Form::kMessage, "pi.user", "message_end");
-      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      a.tokens = tokens_of(content_chars(json_member(*message, "content")));
       a.cut_point = true;
       push(std::move(a), span);
     } else if (*role == "toolResult") {
       Action a = action_at(object, Action::Form::kMessage, "pi.tool_result", "message_end");
-      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      a.tokens = tokens_of(content_chars(json_member(*message, "content")));
       push(std::move(a), span);
     } else if (*role == "system") {
       ++out_.repairs["dropped-system-prompt"];  // pi builds it afresh on every request (E4)
@@ -388,17 +372,17 @@ class CaptureReader {
     } else if (*role == "custom") {
       Action a = action_at(object, Action::Form::kUserContent, "pi.user", "message_end");
       a.timestamp = timestamp_text(span.first);
-      a.tokens = tokens_of(content_chars(member(*message, "content")));
+      a.tokens = tokens_of(content_chars(json_member(*message, "content")));
       a.cut_point = true;
       push(std::move(a), span_of(span.first, "content"));
       ++out_.repairs["custom-as-user"];
     } else if (*role == "bashExecution") {
-      if (true_member(*message, "excludeFromContext")) {
+      if (json_true(*message, "excludeFromContext")) {
         ++out_.repairs["bash-execution-excluded"];
         return;
       }
       Action a = action_at(object, Action::Form::kUserText, "pi.user", "message_end");
-      a.text = bash_execution_text(string_member(*message, "command").value_or(""), *message);
+      a.text = bash_execution_text(json_string_member(*message, "command").value_or(""), *message);
       a.tokens = tokens_of(command_output_chars(*message));
       a.cut_point = true;
       a.timestamp = timestamp_text(span.first);
@@ -422,20 +406,20 @@ class CaptureReader {
   // each tool call's name and JSON.stringify(arguments), which is the
   // arguments' own bytes in the capture (pi printed them with JSON.stringify).
   std::uint64_t assistant_tokens(const Value& message, std::size_t message_at) const {
-    const Value* content = member(message, "content");
+    const Value* content = json_member(message, "content");
     if (content == nullptr || !content->IsArray()) return 0;
     const auto content_span = span_of(message_at, "content");
     const std::vector<ElementSpan> blocks = array_elements(bytes_, content_span.first);
     std::uint64_t chars = 0;
     std::size_t i = 0;
     for (const Value& block : content->GetArray()) {
-      const auto type = string_member(block, "type");
+      const auto type = json_string_member(block, "type");
       if (type == std::string("text")) {
-        if (const Value* text = member(block, "text")) chars += utf16_length(*text);
+        if (const Value* text = json_member(block, "text")) chars += utf16_length(*text);
       } else if (type == std::string("thinking")) {
-        if (const Value* thinking = member(block, "thinking")) chars += utf16_length(*thinking);
+        if (const Value* thinking = json_member(block, "thinking")) chars += utf16_length(*thinking);
       } else if (type == std::string("toolCall") && i < blocks.size()) {
-        if (const Value* name = member(block, "name")) chars += utf16_length(*name);
+        if (const Value* name = json_member(block, "name")) chars += utf16_length(*name);
         const auto arguments = span_of(blocks[i].begin, "arguments");
         chars += utf16_length(std::string_view(bytes_.data() + arguments.first, arguments.second - arguments.first));
       }
@@ -445,8 +429,8 @@ class CaptureReader {
   }
 
   std::uint64_t system_tokens(const Value& message, std::size_t message_at) const {
-    std::uint64_t chars = content_chars(member(message, "content"));
-    if (const Value* sections = member(message, "sections"); sections != nullptr && sections->IsObject())
+    std::uint64_t chars = content_chars(json_member(message, "content"));
+    if (const Value* sections = json_member(message, "sections"); sections != nullptr && sections->IsObject())
       for (const auto& section : sections->GetObject()) chars += utf16_length(section.value);
     const auto tools = span_of(message_at, "toolsAdded");
     chars += utf16_length(std::string_view(bytes_.data() + tools.first, tools.second - tools.first));
@@ -454,8 +438,8 @@ class CaptureReader {
   }
 
   static std::uint64_t command_output_chars(const Value& message) {
-    const Value* command = member(message, "command");
-    const Value* output = member(message, "output");
+    const Value* command = json_member(message, "command");
+    const Value* output = json_member(message, "output");
     return (command != nullptr ? utf16_length(*command) : 0) + (output != nullptr ? utf16_length(*output) : 0);
   }
 
@@ -468,11 +452,11 @@ class CaptureReader {
   // or message the estimate cannot see) leaves it to R9. Returns the
   // entry id to anchor on, or "".
   std::string kept_window(const Value& result) const {
-    const Value* after = member(result, "estimatedTokensAfter");
+    const Value* after = json_member(result, "estimatedTokensAfter");
     if (after == nullptr || !after->IsUint64()) return "";
     // The latest system prompt the capture showed (none: a capture that
     // began after it, and the sum will not match).
-    const std::uint64_t fixed = tokens_of(utf16_length(*member(result, "summary"))) + system_tokens_;
+    const std::uint64_t fixed = tokens_of(utf16_length(*json_member(result, "summary"))) + system_tokens_;
     if (after->GetUint64() < fixed) return "";
     const std::uint64_t kept = after->GetUint64() - fixed;
     std::uint64_t suffix = 0;
@@ -493,16 +477,16 @@ class CaptureReader {
   }
 
   void on_entry_appended(const Value& event, std::size_t object) {
-    const Value* entry = member(event, "entry");
-    const auto type = entry != nullptr ? string_member(*entry, "type") : std::nullopt;
+    const Value* entry = json_member(event, "entry");
+    const auto type = entry != nullptr ? json_string_member(*entry, "type") : std::nullopt;
     const auto span = span_of(object, "entry");
     if (type == std::string("custom_message")) {
       Action a = action_at(object, Action::Form::kUserContent, "pi.user", "entry_appended");
-      a.tokens = tokens_of(content_chars(member(*entry, "content")));
+      a.tokens = tokens_of(content_chars(json_member(*entry, "content")));
       a.cut_point = true;
       push(std::move(a), span_of(span.first, "content"));
       ++out_.repairs["custom-as-user"];
-    } else if (type == std::string("compaction") && string_member(*entry, "summary")) {
+    } else if (type == std::string("compaction") && json_string_member(*entry, "summary")) {
       push(action_at(object, Action::Form::kCompactionEntry, "pi.compaction", "entry_appended"), span);
     } else {
       // context_edit, custom, ...: they name entries by pi's ids, which message
@@ -512,27 +496,27 @@ class CaptureReader {
   }
 
   void on_response(const Value& event, std::size_t object) {
-    const auto command = string_member(event, "command");
-    const Value* data = member(event, "data");
-    if (!command || !true_member(event, "success")) return;
+    const auto command = json_string_member(event, "command");
+    const Value* data = json_member(event, "data");
+    if (!command || !json_true(event, "success")) return;
     const Value empty(rapidjson::kObjectType);
     const Value& d = data != nullptr && data->IsObject() ? *data : empty;
     if (*command == "get_state") {
-      on_session_id(string_member(d, "sessionId"), object, "get_state");
-      if (const Value* model = member(d, "model")) take_model(*model);
-      if (auto level = string_member(d, "thinkingLevel")) thinking_ = level;
-      if (auto name = string_member(d, "sessionName")) title_ = name;
+      on_session_id(json_string_member(d, "sessionId"), object, "get_state");
+      if (const Value* model = json_member(d, "model")) take_model(*model);
+      if (auto level = json_string_member(d, "thinkingLevel")) thinking_ = level;
+      if (auto name = json_string_member(d, "sessionName")) title_ = name;
     } else if (*command == "set_model") {
       take_model(d);
     } else if (*command == "cycle_model") {
-      if (const Value* model = member(d, "model")) take_model(*model);
-      if (auto level = string_member(d, "thinkingLevel")) thinking_ = level;
+      if (const Value* model = json_member(d, "model")) take_model(*model);
+      if (auto level = json_string_member(d, "thinkingLevel")) thinking_ = level;
     } else if (*command == "cycle_thinking_level") {
-      if (auto level = string_member(d, "level")) thinking_ = level;
+      if (auto level = json_string_member(d, "level")) thinking_ = level;
     } else if (*command == "bash") {
       on_bash_response(event, d, object);
     } else if (*command == "new_session" || *command == "switch_session" || *command == "fork" || *command == "clone") {
-      if (!true_member(d, "cancelled"))
+      if (!json_true(d, "cancelled"))
         error(line_, column_of(object),
               "the capture goes on in another session here (" + *command +
                   "): one capture, one conversation; split it where the session changes");
@@ -540,7 +524,7 @@ class CaptureReader {
   }
 
   void on_bash_response(const Value& event, const Value& result, std::size_t object) {
-    const auto id = string_member(event, "id");
+    const auto id = json_string_member(event, "id");
     auto it = id ? bash_commands_.find(*id) : bash_commands_.end();
     if (it == bash_commands_.end()) {
       warn(line_, column_of(object),
@@ -555,7 +539,7 @@ class CaptureReader {
     }
     Action a = action_at(object, Action::Form::kUserText, "pi.user", "response");
     a.text = bash_execution_text(it->second.command, result);
-    const Value* output = member(result, "output");
+    const Value* output = json_member(result, "output");
     a.tokens = tokens_of(utf16_length(it->second.command) + (output != nullptr ? utf16_length(*output) : 0));
     a.cut_point = true;
     push(std::move(a), {0, 0});
@@ -563,10 +547,10 @@ class CaptureReader {
   }
 
   void take_model(const Value& model) {
-    auto provider = string_member(model, "provider");
-    auto id = string_member(model, "id");
+    auto provider = json_string_member(model, "provider");
+    auto id = json_string_member(model, "id");
     if (!provider || !id) return;
-    model_ = Model{*provider, *id, string_member(model, "api").value_or("")};
+    model_ = Model{*provider, *id, json_string_member(model, "api").value_or("")};
   }
 
   // `key`: the message's timestamp, which R6 gives the message it rebuilds;

@@ -72,27 +72,6 @@ void ForeignSession::map_back(Diagnostic& d) const {
   d.message = o.record + ": " + d.message;
 }
 
-const JsonValue* json_member(const JsonValue& object, const char* key) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(key);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string json_string(const JsonValue& object, const char* key) {
-  const JsonValue* v = json_member(object, key);
-  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
-bool json_true(const JsonValue& object, const char* key) {
-  const JsonValue* v = json_member(object, key);
-  return v != nullptr && v->IsBool() && v->GetBool();
-}
-
-std::uint64_t json_count(const JsonValue& object, const char* key) {
-  const JsonValue* v = json_member(object, key);
-  return v != nullptr && v->IsUint64() ? v->GetUint64() : 0;
-}
-
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
   const std::int64_t ms = thread_converter::ms_from_iso(iso);
   return ms < 0 ? fallback : ms;

@@ -12,18 +12,12 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/json_value.h"
 #include "readers/foreign_session.h"
 
 namespace pihydrate {
 
-using JsonValue = rapidjson::Value;
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// A member of an object, or null when absent (or `object` is not an object).
-const JsonValue* json_member(const JsonValue& object, const char* key);
-// A string member's text, or "" when absent or not a string.
-std::string json_string(const JsonValue& object, const char* key);
-bool json_true(const JsonValue& object, const char* key);
 
 // One transcript record: its parsed object (a reader may keep it) and where it starts.
 struct TranscriptRecord {
@@ -78,8 +72,6 @@ void write_object_or_empty(JsonWriter& w, const JsonValue* value);
 // pi's usage object (cost is not known: zero, as pi writes for a provider without prices).
 void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
                  std::uint64_t cache_write);
-// An unsigned member of `object`, or 0.
-std::uint64_t json_count(const JsonValue& object, const char* key);
 // Epoch milliseconds of an ISO-8601 time, or `fallback` when it is not one.
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback);
 // A pi entry id (8 hex digits) for a source's key, unique in `taken`.
