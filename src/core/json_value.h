@@ -16,9 +16,7 @@ using JsonValue = rapidjson::Value;
 
 // The member `key` of `object`, or null when it has none or is not an object.
 const JsonValue* json_member(const JsonValue* object, std::string_view key);
-inline const JsonValue* json_member(const JsonValue& object, std::string_view key) {
-  return json_member(&object, key);
-}
+inline const JsonValue* json_member(const JsonValue& object, std::string_view key) { return json_member(&object, key); }
 // A string member's text: none when absent or not a string.
 std::optional<std::string> json_string_member(const JsonValue& object, std::string_view key);
 // The same, "" for none.

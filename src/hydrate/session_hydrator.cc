@@ -284,9 +284,13 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   resolve_references(index, branch, plan, report);
   assign_ids(index, branch, plan, report.session_id);
 
+  // The new working directory; none given: the input's own.
+  const std::string cwd = !options.cwd.empty() || !header.details().cwd.is_string()
+                              ? options.cwd
+                              : std::string(header.details().cwd.text());
   const std::string header_line = "{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
-                                  ",\"timestamp\":" + json_quote(report.timestamp) +
-                                  ",\"cwd\":" + json_quote(options.cwd) + "}";
+                                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(cwd) +
+                                  "}";
   sink.write_line(header_line);
   write_planned_entries(index, branch, plan, options, source, header_line.size() + 1, sink, report);
   report.entries_written = plan.entries.size() + 1;

@@ -1,15 +1,10 @@
-// resume_context (pihydrate.h): a session indexed, pi's view of it, the
-// branch asked for, and the request pi builds from it.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <iterator>
+// resume_context (pihydrate.h): an input as the pi session it stands for,
+// indexed, pi's view of it, the branch asked for, and the request pi builds
+// from it.
 #include <memory>
 
 #include "hydrate/plan.h"
-#include "jobs/job_files.h"
+#include "jobs/session_of_input.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
 
@@ -28,34 +23,15 @@ Diagnostic load_error(const SessionIndex& index, const PiView& view, std::string
   return d;
 }
 
-}  // namespace
-
-ContextReport resume_context(const Input& input, const ContextOptions& options) {
-  // The index keeps positions: the path's lines are read again, from the
-  // file or from the bytes.
-  Fd file;
-  SessionIndex index;
-  std::unique_ptr<LineSource> lines;
-  if (input.kind() == Input::Kind::kFile) {
-    file.fd = ::open(input.name().c_str(), O_RDONLY | O_CLOEXEC);
-    if (file.fd < 0) throw IoError("cannot open " + input.name() + ": " + std::strerror(errno));
-    index = build_file_index(file.fd, input.name());
-    lines = make_fd_line_source(file.fd, input.name());
-  } else {
-    std::string bytes = input.kind() == Input::Kind::kBytes ? input.data()
-                                                            : std::string(std::istreambuf_iterator<char>(*input.in()),
-                                                                          std::istreambuf_iterator<char>());
-    auto source = make_memory_source(bytes);
-    index = build_session_index(*source, input.name());
-    lines = make_memory_line_source(bytes);  // a copy: the index was read from `bytes`
-  }
+// The request pi builds from an indexed session.
+ContextReport context_of(const SessionIndex& index, LineSource& lines, const ContextOptions& options) {
   const LineText line_text = [&lines](const Entry& e) {
     std::string scratch;
-    return std::string(lines->read(e.offset, e.length, scratch));
+    return std::string(lines.read(e.offset, e.length, scratch));
   };
 
   ContextReport report;
-  report.file = input.name();
+  report.file = index.file;
   report.context.version = options.pi_version;
   PiView view = build_pi_view(index, options.pi_version);
   ValidateOptions vo;
@@ -86,6 +62,25 @@ ContextReport resume_context(const Input& input, const ContextOptions& options) 
   if (verdict.loadable && view.loads()) report.context = build_resume_context(index, view, line_text);
   if (!report.context.loads && report.errors.empty())
     report.errors.push_back(load_error(index, view, pi + " does not load this file: " + view.failure));
+  return report;
+}
+
+}  // namespace
+
+ContextReport resume_context(const Input& input, const ContextOptions& options) {
+  const SessionOfInput of = read_session_of(input, options.from, options.pi_version);
+  ContextReport report;
+  if (!of.converted || of.conversion.ok) {
+    IndexedSession session;
+    index_session(of.session, IndexOptions{}, session);
+    report = context_of(session.index, *session.lines, options);
+  } else {
+    report.context.version = options.pi_version;
+    report.not_converted = true;
+  }
+  report.file = input.name();
+  report.format = of.format;
+  report.conversion = of.conversion.report.diagnostics;
   return report;
 }
 

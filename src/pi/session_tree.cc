@@ -2,20 +2,13 @@
 // node read back from its line.
 #include "pihydrate/session_tree.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
 #include <rapidjson/document.h>
 
 #include "core/json_value.h"
-#include "jobs/job_files.h"
-#include "pihydrate/errors.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/validator.h"
@@ -133,16 +126,11 @@ std::string kind_of(const Entry& e) {
 
 }  // namespace
 
-SessionTree read_session_tree(const std::string& path, PiVersion version) {
-  Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
-  const SessionIndex index = build_file_index(file.fd, path);
-  const std::unique_ptr<LineSource> lines = make_fd_line_source(file.fd, path);  // the index keeps positions
+SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version) {
   const PiView view = build_pi_view(index, version);
 
   SessionTree tree;
-  tree.file = path;
+  tree.file = index.file;
   tree.version = version;
   tree.loads = view.loads();
   tree.failure = view.failure;
@@ -186,7 +174,7 @@ SessionTree read_session_tree(const std::string& path, PiVersion version) {
       if (label != labels.end()) node.label = std::string(label->second);
     }
     std::string scratch;
-    describe(std::string(lines->read(e.offset, e.length, scratch)), e, node);
+    describe(std::string(lines.read(e.offset, e.length, scratch)), e, node);
   }
   for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
   if (view.compaction >= 0) {

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "pihydrate/formats.h"
-#include "readers/foreign_session.h"
+#include "readers/head_record.h"
+#include "readers/readers.h"
 #include "readers/transcript_writer.h"
 
 namespace pihydrate {
@@ -74,7 +75,8 @@ struct Pending {
 
 class ClaudeCodeReader {
  public:
-  ClaudeCodeReader(const std::string& file, ForeignSession& out) : file_(file), out_(out), write_(file, out) {}
+  ClaudeCodeReader(const std::string& file, std::string& text, ReadSession& out)
+      : file_(file), out_(out), write_(file, text, out) {}
 
   void run(std::string transcript, const std::string& file, const std::string& leaf) {
     read_transcript(std::move(transcript), file, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
@@ -542,7 +544,7 @@ class ClaudeCodeReader {
   }
 
   const std::string& file_;
-  ForeignSession& out_;
+  ReadSession& out_;
   TranscriptWriter write_;
   std::deque<Record> records_;  // kept whole: pending entries point into them
   std::vector<Pending> pending_;
@@ -559,11 +561,51 @@ class ClaudeCodeReader {
 
 }  // namespace
 
-ForeignSession convert_claude_code(const std::string& transcript, const std::string& file, const std::string& leaf) {
-  ForeignSession out;
-  ClaudeCodeReader(file, out).run(transcript, file, leaf);
-  if (!out.ok()) out.session.clear();
-  return out;
+std::string convert_claude_code(std::string transcript, const std::string& file, const std::string& leaf,
+                                ReadSession& out) {
+  std::string text;
+  ClaudeCodeReader(file, text, out).run(std::move(transcript), file, leaf);
+  if (!out.ok()) text.clear();
+  return text;
+}
+
+namespace {
+
+class ClaudeCodeFormat final : public Reader {
+ public:
+  const ReaderInfo& info() const override {
+    static const ReaderInfo info{"claude-code",
+                                 "Claude Code transcript",
+                                 "records with \"uuid\" and \"sessionId\"",
+                                 "Claude Code records",
+                                 "~/.claude/projects/<encoded cwd>/<session id>.jsonl",
+                                 "docs/claude-code.md"};
+    return info;
+  }
+  int bid(const InputHead& head) const override {
+    rapidjson::Document doc;
+    if (head.lines.empty() || !parse_head_record(head.lines[0], doc)) return kBidNone;
+    if (json_member(doc, "sessionId") && json_member(doc, "uuid")) return kBidMarker;
+    // The CLI's own records (a queue operation, a summary) may come first.
+    if (!json_string(doc, "type").empty() && (json_member(doc, "sessionId") || json_member(doc, "leafUuid")))
+      return kBidShape;
+    return kBidNone;
+  }
+  // C2: --leaf is one of the transcript's uuids, and the branch ending there is written.
+  ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
+    ReadSession out;
+    out.leaf_taken = options.leaf.has_value();
+    std::string text = convert_claude_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
+    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    return out;
+  }
+};
+
+}  // namespace
+
+const Reader& claude_code_reader() {
+  static const ClaudeCodeFormat reader;
+  return reader;
 }
 
 }  // namespace pihydrate

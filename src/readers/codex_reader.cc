@@ -10,7 +10,8 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "pihydrate/formats.h"
-#include "readers/foreign_session.h"
+#include "readers/head_record.h"
+#include "readers/readers.h"
 #include "readers/transcript_writer.h"
 
 namespace pihydrate {
@@ -46,7 +47,7 @@ bool split_data_url(std::string_view url, std::string& mime, std::string& data) 
 
 class CodexReader {
  public:
-  CodexReader(const std::string& file, ForeignSession& out) : out_(out), write_(file, out) {}
+  CodexReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
 
   void run(std::string rollout, const std::string& file) {
     read_transcript(std::move(rollout), file, out_, [this](TranscriptRecord&& r) { read(std::move(r)); });
@@ -420,7 +421,7 @@ class CodexReader {
     return last_millis_;
   }
 
-  ForeignSession& out_;
+  ReadSession& out_;
   TranscriptWriter write_;
   std::deque<rapidjson::Document> records_;  // kept whole: the open reply points into them
   std::vector<ReplyItem> reply_;
@@ -436,11 +437,49 @@ class CodexReader {
 
 }  // namespace
 
-ForeignSession convert_codex(const std::string& rollout, const std::string& file) {
-  ForeignSession out;
-  CodexReader(file, out).run(rollout, file);
-  if (!out.ok()) out.session.clear();
-  return out;
+std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out) {
+  std::string text;
+  CodexReader(file, text, out).run(std::move(rollout), file);
+  if (!out.ok()) text.clear();
+  return text;
+}
+
+namespace {
+
+class CodexFormat final : public Reader {
+ public:
+  const ReaderInfo& info() const override {
+    static const ReaderInfo info{"codex",
+                                 "Codex rollout",
+                                 "lines of {\"timestamp\",\"type\",\"payload\"}",
+                                 "Codex rollout lines",
+                                 "~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl",
+                                 "docs/codex.md"};
+    return info;
+  }
+  int bid(const InputHead& head) const override {
+    rapidjson::Document doc;
+    if (head.lines.empty() || !parse_head_record(head.lines[0], doc)) return kBidNone;
+    const JsonValue* payload = json_member(doc, "payload");
+    return payload != nullptr && payload->IsObject() && !json_string(doc, "type").empty() &&
+                   json_member(doc, "timestamp") != nullptr
+               ? kBidMarker
+               : kBidNone;
+  }
+  // A rollout has no tree: --leaf names an entry of the session written, as for pi's files.
+  ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
+    ReadSession out;
+    std::string text = convert_codex(input.read_all(), input.name(), out);
+    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    return out;
+  }
+};
+
+}  // namespace
+
+const Reader& codex_reader() {
+  static const CodexFormat reader;
+  return reader;
 }
 
 }  // namespace pihydrate

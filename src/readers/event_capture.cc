@@ -18,6 +18,7 @@
 #include "core/json_spans.h"
 #include "core/json_value.h"
 #include "pihydrate/formats.h"
+#include "readers/jsonl_lines.h"
 
 namespace pihydrate {
 
@@ -28,28 +29,29 @@ bool EventCapture::ok() const {
 
 void EventCapture::map_back(Diagnostic& d) const {
   if (d.line == 0 || d.line > origins.size()) return;
-  const CaptureOrigin& o = origins[d.line - 1];
-  if (o.copied_column != 0 && d.column >= o.copied_column && d.column < o.copied_column + o.copied_size)
-    d.column = o.capture_copied_column + (d.column - o.copied_column);
-  else
-    d.column = o.column;
-  d.line = o.line;
-  // "entries[3] (id "L12"): ..." or "entries[3].data.message: ...": the
-  // thread's path means nothing to the capture's reader; the event's type does.
-  const std::string& m = d.message;
+  const std::string_view event = origins.name_of(origins.at(d.line - 1));
+  const std::string message = d.message;
+  d.message.clear();
+  origins.map_back(d);  // the position, and "EVENT: " in front
+  d.message = renamed(message, event);
+}
+
+std::string EventCapture::renamed(const std::string& m, std::string_view event) {
   // The thread's own syntax errors (PH601) are the capture's JSON, seen again.
   const std::string not_a_thread = "not a thread export: ";
-  if (m.rfind(not_a_thread, 0) == 0) d.message = o.event + (": " + m.substr(not_a_thread.size()));
-  if (m.rfind("entries[", 0) != 0) return;
+  if (m.rfind(not_a_thread, 0) == 0) return std::string(event) + ": " + m.substr(not_a_thread.size());
+  // "entries[3] (id "L12"): ..." or "entries[3].data.message: ...": the
+  // thread's path means nothing to the capture's reader; the event's type does.
+  if (m.rfind("entries[", 0) != 0) return m;
   std::size_t at = m.find(']');
-  if (at == std::string::npos) return;
+  if (at == std::string::npos) return m;
   ++at;
   if (m.compare(at, 5, ".data") == 0) at += 5;
   if (m.compare(at, 6, " (id \"") == 0) {
     const std::size_t close = m.find("\")", at + 6);
     if (close != std::string::npos) at = close + 2;
   }
-  d.message = o.event + m.substr(at);
+  return std::string(event) + m.substr(at);
 }
 
 namespace {
@@ -73,6 +75,21 @@ const std::set<std::string_view>& ignored_types() {
       "set_auto_retry", "abort_retry", "abort_bash", "get_session_stats", "export_html", "switch_session", "fork",
       "clone", "get_fork_messages", "get_entries", "get_tree", "get_last_assistant_text", "set_session_name",
       "get_commands"};
+  return types;
+}
+
+// The events a capture's lines become something (E2-E10).
+const std::set<std::string_view>& mapped_types() {
+  static const std::set<std::string_view> types = {"session",
+                                                   "message_start",
+                                                   "message_update",
+                                                   "message_end",
+                                                   "compaction_end",
+                                                   "session_info_changed",
+                                                   "thinking_level_changed",
+                                                   "entry_appended",
+                                                   "response",
+                                                   "bash"};
   return types;
 }
 
@@ -169,17 +186,10 @@ class CaptureReader {
 
   EventCapture run() {
     neutralize_lone_surrogates(bytes_.data(), bytes_.size());
-    std::size_t pos = 0;
-    if (bytes_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos = 3;  // a BOM (E1)
-    std::size_t line_start = 0;
-    for (std::uint64_t line = 1;; ++line) {
-      const std::size_t nl = bytes_.find('\n', pos);
-      std::size_t end = nl == std::string::npos ? bytes_.size() : nl;
-      if (end > pos && bytes_[end - 1] == '\r') --end;
-      read_line(line_start, pos, end, line);
-      if (nl == std::string::npos) break;
-      pos = line_start = nl + 1;
-    }
+    for_each_jsonl_line(bytes_, [this](const JsonlLine& line) {  // E1
+      read_line(line);
+      return true;
+    });
     end_stream(true);
     if (!out_.ok()) return std::move(out_);
     if (!has_conversation_) {
@@ -212,10 +222,12 @@ class CaptureReader {
   }
   std::uint64_t column_of(std::size_t offset) const { return offset - line_start_ + 1; }
 
-  void read_line(std::size_t line_start, std::size_t begin, std::size_t end, std::uint64_t line) {
-    line_start_ = line_start;
-    line_ = line;
-    const std::string_view text(bytes_.data() + begin, end - begin);
+  void read_line(const JsonlLine& jsonl) {
+    line_start_ = jsonl.start;
+    line_ = jsonl.number;
+    const std::uint64_t line = jsonl.number;
+    const std::size_t begin = jsonl.begin;
+    const std::string_view text = jsonl.text;
     const std::size_t first = skip_json_ws(text, 0);
     if (first >= text.size()) return;  // blank (E1)
     rapidjson::Document doc;
@@ -599,11 +611,7 @@ class CaptureReader {
     }
     if (thinking_) t += ",\"thinkingLevel\":" + json_quote(*thinking_);
     t += "}}\n";
-    CaptureOrigin header;
-    header.line = session_id_ ? session_line_ : 1;
-    header.column = 1;
-    header.event = "session";
-    out_.origins.push_back(header);
+    out_.origins.add(session_id_ ? session_line_ : 1, 1, "session");
     for (const Action& a : actions_) write_entry(a);
     actions_.clear();
   }
@@ -650,16 +658,15 @@ class CaptureReader {
         break;
     }
     t += "}\n";
-    CaptureOrigin o;
+    SourceMap::Origin o;
     o.line = a.line;
     o.column = a.column;
-    o.event = a.event;
     if (!span.empty() && a.form != Action::Form::kUserText) {
       o.copied_column = copied_at - line_begin + 1;
       o.copied_size = span.size() - copied_offset;
-      o.capture_copied_column = a.span_column + copied_offset;
+      o.input_copied_column = a.span_column + copied_offset;
     }
-    out_.origins.push_back(o);
+    out_.origins.add(o, a.event);
   }
 
   struct BashCommand {
@@ -688,6 +695,10 @@ class CaptureReader {
 };
 
 }  // namespace
+
+bool is_pi_event_type(std::string_view type) {
+  return type != "session" && (mapped_types().count(type) > 0 || ignored_types().count(type) > 0);
+}
 
 EventCapture convert_event_capture(std::string& capture, const std::string& file) {
   return CaptureReader(capture, file).run();

@@ -10,33 +10,29 @@
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/reader.h"
 
 namespace pihydrate {
 
-// Where one line of the thread text came from in the capture.
-struct CaptureOrigin {
-  std::uint64_t line = 0;    // the event's line in the capture (1-based)
-  std::uint64_t column = 0;  // its object's first byte (1-based)
-  // Bytes the thread line copies verbatim from the capture (a message): a
-  // position inside them maps to the same byte in the capture.
-  std::uint64_t copied_column = 0;  // their first byte in the thread line (1-based); 0: none
-  std::uint64_t copied_size = 0;
-  std::uint64_t capture_copied_column = 0;  // their first byte in the capture line
-  const char* event = "";                   // the event's type, to name it in messages
-};
-
 struct EventCapture {
   std::string thread;                            // the thread export, JSONL variant; empty unless ok()
-  std::vector<CaptureOrigin> origins;            // one per line of `thread`
+  SourceMap origins;                             // one per line of `thread`, named by its event's type
   Diagnostics diagnostics;                       // reading the capture (PH603, PH604)
   std::map<std::string, std::uint64_t> repairs;  // what was mapped by a rule that changes it, counted
   std::uint64_t events = 0;                      // JSON events read
   bool ok() const;
-  // A diagnostic the thread path reported at the thread's line:column
-  // (a message starting with its `entries[N]` path), moved to the capture's
-  // line:column and named by the event instead.
+  // A diagnostic the thread export reader reported at the thread's
+  // line:column (a message starting with its `entries[N]` path), moved to
+  // the capture's line:column and named by the event instead.
   void map_back(Diagnostic& d) const;
+  // How a message about the thread's entry reads for the capture's reader:
+  // its `entries[N]` path (and id) replaced by `event`, the event's type.
+  static std::string renamed(const std::string& message, std::string_view event);
 };
+
+// Whether `type` is one of the events pi prints in json or RPC mode (or an
+// RPC command logged beside them): what the event capture reader bids on.
+bool is_pi_event_type(std::string_view type);
 
 // Reads `capture` (lone UTF-16 surrogate escapes are rewritten in place,
 // at the same length, as the thread path would). `file` names it in

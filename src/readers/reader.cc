@@ -92,8 +92,10 @@ std::string ReaderRegistry::tried() const {
   std::string text = "tried ";
   for (std::size_t i = 0; i < readers_.size(); ++i) {
     const ReaderInfo& info = readers_[i]->info();
-    text += std::string(i == 0 ? "" : i + 1 == readers_.size() ? " and " : ", ") + info.title + " (" +
-            info.recognised_by + ")";
+    text += std::string(i == 0                     ? ""
+                        : i + 1 == readers_.size() ? " and "
+                                                   : ", ") +
+            info.title + " (" + info.recognised_by + ")";
   }
   return text + "; give --from to say which it is";
 }

@@ -1,6 +1,6 @@
-// What the Claude Code and Codex readers share: reading a JSONL transcript
-// record by record, and writing the pi v3 session that stands for it, line
-// by line, each with the transcript position it came from.
+// What the transcript readers (Claude Code, Codex) share: reading a JSONL
+// transcript record by record, and writing the pi v3 session that stands for
+// it, line by line, each with the transcript position it came from.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +13,18 @@
 #include <rapidjson/writer.h>
 
 #include "core/json_value.h"
-#include "readers/foreign_session.h"
+#include "pihydrate/reader.h"
 
 namespace pihydrate {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Where one line of the written session came from in the transcript.
+struct TranscriptOrigin {
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+  std::string record;  // names the record in messages: "assistant record", "response_item function_call"
+};
 
 // One transcript record: its parsed object (a reader may keep it) and where it starts.
 struct TranscriptRecord {
@@ -32,13 +39,16 @@ struct TranscriptRecord {
 // before its newline (a CLI killed mid-write), which is left out with a
 // warning (PH606). Lone UTF-16 surrogate escapes are rewritten in place, as
 // for the other inputs.
-void read_transcript(std::string transcript, const std::string& file, ForeignSession& out,
+// Counts each record in out.records_read; stops at the first error.
+void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
                      const std::function<void(TranscriptRecord&&)>& read);
 
-// Writes the session's lines into a ForeignSession.
+// Writes the session's lines into `text`, their origins and the reader's
+// findings into `out`.
 class TranscriptWriter {
  public:
-  TranscriptWriter(const std::string& file, ForeignSession& out) : file_(file), out_(out) {}
+  TranscriptWriter(const std::string& file, std::string& text, ReadSession& out)
+      : file_(file), text_(text), out_(out) {}
 
   void header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
               const TranscriptOrigin& origin);
@@ -54,7 +64,8 @@ class TranscriptWriter {
 
  private:
   const std::string& file_;
-  ForeignSession& out_;
+  std::string& text_;
+  ReadSession& out_;
 };
 
 // Writers for the parts of pi messages both readers build.

@@ -56,8 +56,8 @@ TEST(EventCaptureE1, BlankLinesBomAndCrlfAreTolerated) {
   EXPECT_TRUE(c.diagnostics.empty()) << codes(c.diagnostics);
   const auto lines = lines_of(c.thread);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(c.origins[1].line, 4u);
-  EXPECT_EQ(c.origins[2].line, 5u);
+  EXPECT_EQ(c.origins.at(1).line, 4u);
+  EXPECT_EQ(c.origins.at(2).line, 5u);
   EXPECT_EQ(c.events, 3u);
 }
 
@@ -79,7 +79,7 @@ TEST(EventCaptureE1, AWrapperAroundTheEventIsTakenOff) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(kind_of(lines[1]), "pi.user");
   EXPECT_EQ(kind_of(lines[2]), "pi.assistant");
-  EXPECT_EQ(c.origins[2].column, 9u);  // the inner object's first byte, after {"data":
+  EXPECT_EQ(c.origins.at(2).column, 9u);  // the inner object's first byte, after {"data":
 }
 
 TEST(EventCaptureE1, AnObjectWithoutATypeIsSkipped) {
@@ -208,7 +208,7 @@ TEST(EventCaptureE6, AShellCommandWithItsLoggedCommandIsKept) {
   const auto lines = lines_of(c.thread);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_STREQ(parse(lines[2])["data"]["message"]["content"][0]["text"].GetString(), "Ran `echo hi`\n```\nhi\n\n```");
-  EXPECT_EQ(c.origins[2].line, 3u);
+  EXPECT_EQ(c.origins.at(2).line, 3u);
 }
 
 TEST(EventCaptureE6, AShellCommandWithoutItsCommandIsReportedLost) {
@@ -245,7 +245,7 @@ TEST(EventCaptureE7, ACutOffStreamBecomesChunks) {
   const auto chunk = parse(lines[2]);
   EXPECT_EQ(chunk["data"]["streamKey"].GetInt(), 77);  // its message_start's timestamp
   EXPECT_NE(lines[2].find(delta), std::string::npos);
-  EXPECT_EQ(c.origins[2].line, 3u);
+  EXPECT_EQ(c.origins.at(2).line, 3u);
 }
 
 TEST(EventCaptureE7, AStreamCutOffByTheNextRunBecomesChunksThere) {
@@ -301,7 +301,7 @@ TEST(EventCaptureE8, TheEstimateAfterACompactionFindsItsKeptWindow) {
   const auto compaction = parse(lines[7]);
   EXPECT_STREQ(compaction["data"]["firstKeptRef"].GetString(), "L5");
   EXPECT_STREQ(compaction["data"]["result"]["summary"].GetString(), "S");  // the event, still verbatim
-  EXPECT_EQ(c.origins[7].capture_copied_column, 2u);
+  EXPECT_EQ(c.origins.at(7).input_copied_column, 2u);
 }
 
 TEST(EventCaptureE8, WithoutAnExactSingleMatchR9Decides) {

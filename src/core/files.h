@@ -1,6 +1,6 @@
-// Files a whole hydration needs besides its input and output: unlinked
-// temporary files (a spooled stream, a converted thread) and the directories
-// made for the output, removed again when nothing is written.
+// Files a job needs besides its input and output: unlinked temporary files
+// (a spooled stream, a converted thread), reading a file whole, and the
+// directories made for the output, removed again when nothing is written.
 #pragma once
 
 #include <iosfwd>

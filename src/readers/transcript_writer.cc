@@ -1,76 +1,15 @@
-// Finding a session file's format, and the machinery the Claude Code and
-// Codex readers share (transcript_writer.h).
-#include "readers/foreign_session.h"
+// What the transcript readers share (transcript_writer.h): reading a JSONL
+// transcript record by record, and writing the pi session that stands for it.
+#include "readers/transcript_writer.h"
 
 #include <rapidjson/error/en.h>
 
 #include "core/json_spans.h"
 #include "pihydrate/formats.h"
+#include "readers/jsonl_lines.h"
 #include "readers/thread_converter.h"
-#include "readers/transcript_writer.h"
 
 namespace pihydrate {
-
-const char* session_format_name(SessionFormat format) {
-  switch (format) {
-    case SessionFormat::kPi: return "pi";
-    case SessionFormat::kClaudeCode: return "claude-code";
-    case SessionFormat::kCodex: return "codex";
-    case SessionFormat::kAuto: break;
-  }
-  return "auto";
-}
-
-FormatGuess guess_session_format(std::string_view head) {
-  FormatGuess guess;
-  std::size_t pos = head.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-  // The first line that is not blank.
-  std::string_view line;
-  while (pos < head.size()) {
-    std::size_t nl = head.find('\n', pos);
-    line = head.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) break;
-    line = {};
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
-  }
-  rapidjson::Document doc;
-  doc.Parse(line.data(), line.size());
-  if (!doc.HasParseError() && doc.IsObject()) {
-    const std::string type = json_string(doc, "type");
-    const JsonValue* payload = json_member(doc, "payload");
-    if (type == "session") {
-      guess.format = SessionFormat::kPi;
-    } else if (payload != nullptr && payload->IsObject() && !type.empty() && json_member(doc, "timestamp")) {
-      guess.format = SessionFormat::kCodex;
-    } else if ((json_member(doc, "sessionId") && json_member(doc, "uuid")) ||
-               (!type.empty() && (json_member(doc, "sessionId") || json_member(doc, "leafUuid")))) {
-      guess.format = SessionFormat::kClaudeCode;
-    }
-    if (guess.format != SessionFormat::kAuto) return guess;
-  }
-  guess.tried =
-      "tried pi (its first line is a session header, {\"type\":\"session\",...}), Claude Code (records with "
-      "\"uuid\" and \"sessionId\") and Codex (lines of {\"timestamp\",\"type\",\"payload\"}); give --from to say "
-      "which it is";
-  return guess;
-}
-
-bool ForeignSession::ok() const {
-  for (const Diagnostic& d : diagnostics)
-    if (d.severity == Severity::kError) return false;
-  return true;
-}
-
-void ForeignSession::map_back(Diagnostic& d) const {
-  if (d.line == 0 || d.line > origins.size()) return;
-  const TranscriptOrigin& o = origins[d.line - 1];
-  d.line = o.line;
-  d.column = o.column;
-  // The written session's entry means nothing to the transcript's reader;
-  // the record it came from does.
-  d.message = o.record + ": " + d.message;
-}
 
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
   const std::int64_t ms = thread_converter::ms_from_iso(iso);
@@ -85,48 +24,36 @@ std::string entry_id_for(const std::string& key, std::map<std::string, std::stri
   }
 }
 
-void read_transcript(std::string transcript, const std::string& file, ForeignSession& out,
+void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
                      const std::function<void(TranscriptRecord&&)>& read) {
-  TranscriptWriter report(file, out);
   neutralize_lone_surrogates(transcript.data(), transcript.size());
-  std::size_t pos = transcript.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-  const std::size_t bom = pos;
-  for (std::uint64_t line = 1; pos <= transcript.size(); ++line) {
-    const std::size_t nl = transcript.find('\n', pos);
-    std::size_t end = nl == std::string::npos ? transcript.size() : nl;
-    if (end > pos && transcript[end - 1] == '\r') --end;
-    const std::string_view text(transcript.data() + pos, end - pos);
-    const std::uint64_t first_column = line == 1 ? bom + 1 : 1;
-    const std::size_t start = text.find_first_not_of(" \t");
-    if (start != std::string_view::npos) {
-      TranscriptRecord record;
-      rapidjson::Document& doc = record.doc;
-      doc.Parse(text.data(), text.size());
-      const std::uint64_t column = first_column + start;
-      if (doc.HasParseError() && nl == std::string::npos) {
-        report.warn(line, first_column + doc.GetErrorOffset(),
-                    std::string("the last line is cut off (") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                        "); left out",
-                    "truncated-last-line");
-      } else if (doc.HasParseError()) {
-        report.error(line, first_column + doc.GetErrorOffset(),
-                     std::string("not JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()),
-                     "each line of a transcript is one JSON object");
-        return;
-      } else if (!doc.IsObject()) {
-        report.error(line, column, "a record is a JSON object", "each line of a transcript is one JSON object");
-        return;
-      } else {
-        ++out.records;
-        record.line = line;
-        record.column = column;
-        read(std::move(record));
-        if (!out.ok()) return;
+  std::string unused;
+  TranscriptWriter report(file, unused, out);
+  for_each_jsonl_line(transcript, [&](const JsonlLine& line) {
+    TranscriptRecord record;
+    rapidjson::Document& doc = record.doc;
+    doc.Parse(line.text.data(), line.text.size());
+    if (doc.HasParseError()) {
+      const std::uint64_t at = line.column_of(line.begin + doc.GetErrorOffset());
+      const std::string why = rapidjson::GetParseError_En(doc.GetParseError());
+      if (line.last_without_newline) {
+        report.warn(line.number, at, "the last line is cut off (" + why + "); left out", "truncated-last-line");
+        return true;
       }
+      report.error(line.number, at, "not JSON: " + why, "each line of a transcript is one JSON object");
+      return false;
     }
-    if (nl == std::string::npos) break;
-    pos = nl + 1;
-  }
+    const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
+    if (!doc.IsObject()) {
+      report.error(line.number, column, "a record is a JSON object", "each line of a transcript is one JSON object");
+      return false;
+    }
+    ++out.records_read;
+    record.line = line.number;
+    record.column = column;
+    read(std::move(record));
+    return out.ok();
+  });
 }
 
 void TranscriptWriter::header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
@@ -141,8 +68,8 @@ void TranscriptWriter::header(const std::string& session_id, const std::string& 
   write_key_string(w, "timestamp", timestamp);
   write_key_string(w, "cwd", cwd);
   w.EndObject();
-  out_.session.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.push_back(origin);
+  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
 }
 
 void TranscriptWriter::entry(const char* type, const std::string& id, const std::string& parent,
@@ -161,8 +88,8 @@ void TranscriptWriter::entry(const char* type, const std::string& id, const std:
   write_key_string(w, "timestamp", timestamp);
   write_members(w);
   w.EndObject();
-  out_.session.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.push_back(origin);
+  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
 }
 
 void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint) {

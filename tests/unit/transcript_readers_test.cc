@@ -1,7 +1,7 @@
 // Claude Code and Codex transcripts -> pi sessions (docs/claude-code.md,
-// docs/codex.md): the format guess, and the rules a recording alone does
-// not pin down, each on a small hand-written transcript.
-#include "readers/foreign_session.h"
+// docs/codex.md): how each reader bids, and the rules a recording alone
+// does not pin down, each on a small hand-written transcript.
+#include "readers/readers.h"
 
 #include <sstream>
 
@@ -12,7 +12,22 @@
 namespace pihydrate {
 namespace {
 
-std::vector<rapidjson::Document> entries_of(const ForeignSession& s) {
+// A reader's conversion: the session text it wrote, and the rest of what it read.
+struct Converted : ReadSession {
+  std::string session;
+};
+Converted convert_claude_code(const std::string& transcript, const std::string& file, const std::string& leaf = "") {
+  Converted out;
+  out.session = pihydrate::convert_claude_code(transcript, file, leaf, out);
+  return out;
+}
+Converted convert_codex(const std::string& rollout, const std::string& file) {
+  Converted out;
+  out.session = pihydrate::convert_codex(rollout, file, out);
+  return out;
+}
+
+std::vector<rapidjson::Document> entries_of(const Converted& s) {
   std::vector<rapidjson::Document> out;
   std::istringstream in(s.session);
   for (std::string line; std::getline(in, line);) {
@@ -41,19 +56,31 @@ std::string assistant_line(const std::string& id, const std::string& block) {
          R"(],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":2}})";
 }
 
-TEST(FormatGuess, FindsEachFormatFromItsFirstRecord) {
-  EXPECT_EQ(guess_session_format(R"({"type":"session","version":3,"id":"x","cwd":"/"})").format, SessionFormat::kPi);
-  EXPECT_EQ(guess_session_format("\n" + cc("user", "u1", "", R"({"role":"user","content":"hi"})")).format,
-            SessionFormat::kClaudeCode);
-  EXPECT_EQ(guess_session_format(R"({"type":"queue-operation","operation":"enqueue","sessionId":"s"})").format,
-            SessionFormat::kClaudeCode);
-  EXPECT_EQ(guess_session_format(R"({"timestamp":"t","type":"session_meta","payload":{"id":"x"}})").format,
-            SessionFormat::kCodex);
-  const FormatGuess none = guess_session_format(R"({"kind":"chat"})");
-  EXPECT_EQ(none.format, SessionFormat::kAuto);
-  EXPECT_NE(none.tried.find("Claude Code"), std::string::npos);
-  EXPECT_NE(none.tried.find("Codex"), std::string::npos);
-  EXPECT_EQ(guess_session_format("not json").format, SessionFormat::kAuto);
+// The format each first record is read as: the reader that bids highest.
+std::string format_of(const std::string& head) {
+  const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, true));
+  return r == nullptr ? "none" : r->info().name;
+}
+
+TEST(Readers, EachFormatIsFoundFromItsFirstRecords) {
+  EXPECT_EQ(format_of(R"({"type":"session","version":3,"id":"x","cwd":"/"})"), "pi");
+  EXPECT_EQ(format_of("\n" + cc("user", "u1", "", R"({"role":"user","content":"hi"})")), "claude-code");
+  EXPECT_EQ(format_of(R"({"type":"queue-operation","operation":"enqueue","sessionId":"s"})"), "claude-code");
+  EXPECT_EQ(format_of(R"({"timestamp":"t","type":"session_meta","payload":{"id":"x"}})"), "codex");
+  EXPECT_EQ(format_of(R"({"kind":"chat"})"), "none");
+  EXPECT_EQ(format_of("not json"), "none");
+  // pi's json mode prints the session header a session file starts with; the events after it tell them apart.
+  EXPECT_EQ(format_of("{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n{\"type\":\"agent_start\"}\n"),
+            "pi-events");
+  EXPECT_EQ(format_of("{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n"
+                      "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{}}\n"),
+            "pi");
+  EXPECT_EQ(format_of("{\"type\":\"response\",\"command\":\"get_state\",\"success\":true}"), "pi-events");
+  EXPECT_EQ(format_of("{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"}}"), "thread-export");
+  EXPECT_EQ(format_of("{\n  \"format\": \"thread-export\",\n  \"version\": 1,"), "thread-export");
+  const std::string tried = ReaderRegistry::standard().tried();
+  for (const Reader* r : ReaderRegistry::standard().readers())
+    EXPECT_NE(tried.find(r->info().title), std::string::npos) << r->info().name;
 }
 
 // C5, C8: a reply's lines chain one after the other, and each parallel
@@ -75,7 +102,7 @@ TEST(ClaudeCode, ParallelCallsAndResultsOffTheBranchAreGathered) {
   t += cc(
       "assistant", "a2", "r1",
       R"({"id":"m2","role":"assistant","model":"claude-x","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{}})");
-  const ForeignSession s = convert_claude_code(t, "t.jsonl");
+  const Converted s = convert_claude_code(t, "t.jsonl");
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 7u);  // header, user, assistant, 3 results, answer
@@ -99,13 +126,13 @@ TEST(ClaudeCode, LeafChoosesTheBranch) {
       R"({"id":"m1","role":"assistant","model":"x","content":[{"type":"text","text":"One."}],"stop_reason":"end_turn"})");
   t += cc("user", "u2", "a1", R"({"role":"user","content":"Left."})");
   t += cc("user", "u3", "a1", R"({"role":"user","content":"Right."})");
-  auto last_text = [](const ForeignSession& s) {
+  auto last_text = [](const Converted& s) {
     const auto e = entries_of(s);
     return std::string(e.back()["message"]["content"][0]["text"].GetString());
   };
   EXPECT_EQ(last_text(convert_claude_code(t, "t.jsonl")), "Right.");
   EXPECT_EQ(last_text(convert_claude_code(t, "t.jsonl", "u2")), "Left.");
-  const ForeignSession missing = convert_claude_code(t, "t.jsonl", "nope");
+  const Converted missing = convert_claude_code(t, "t.jsonl", "nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.diagnostics[0].code, Code::kBranchNotFound);
 }
@@ -122,7 +149,7 @@ TEST(ClaudeCode, WhatNeverReachesTheModelIsCountedOrReported) {
        "\n";
   t += R"({"type":"brand-new-kind","uuid":"n2","parentUuid":"n1"})"
        "\n";
-  const ForeignSession s = convert_claude_code(t, "t.jsonl");
+  const Converted s = convert_claude_code(t, "t.jsonl");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(entries_of(s).size(), 2u);
   EXPECT_EQ(s.repairs.at("claude-bookkeeping-records"), 1u);
@@ -146,7 +173,7 @@ TEST(ClaudeCode, CompactionKeepsThePreservedSegment) {
   t += cc("user", "sum", "b1", R"({"role":"user","content":"This session is being continued. Summary."})",
           R"(,"isCompactSummary":true)");
   t += cc("user", "u2", "sum", R"({"role":"user","content":"Go on."})");
-  const ForeignSession s = convert_claude_code(t, "t.jsonl");
+  const Converted s = convert_claude_code(t, "t.jsonl");
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 5u);
@@ -159,7 +186,7 @@ TEST(ClaudeCode, CompactionKeepsThePreservedSegment) {
 // C1: a transcript without a sessionId still gets an id of its own.
 TEST(ClaudeCode, WithoutASessionIdEachTranscriptGetsItsOwnId) {
   auto header_id = [](const std::string& uuid) {
-    const ForeignSession s = convert_claude_code(
+    const Converted s = convert_claude_code(
         R"({"type":"user","uuid":")" + uuid + R"(","parentUuid":null,"message":{"role":"user","content":"Hi."}})",
         "t.jsonl");
     EXPECT_TRUE(s.ok());
@@ -174,14 +201,14 @@ TEST(ClaudeCode, ALineThatIsNotJsonIsAnErrorAtItsPosition) {
   std::string t = cc("user", "u1", "", R"({"role":"user","content":"Hi."})");
   t += "{\"type\":\"user\",\"uuid\":}\n";
   t += cc("user", "u2", "u1", R"({"role":"user","content":"Again."})");
-  const ForeignSession s = convert_claude_code(t, "t.jsonl");
+  const Converted s = convert_claude_code(t, "t.jsonl");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
   EXPECT_EQ(s.diagnostics[0].line, 2u);
   EXPECT_EQ(s.diagnostics[0].column, 23u);  // the "}" where a value belongs
   EXPECT_TRUE(s.session.empty());
   // The same line cut off at the end of the file is only a warning.
-  const ForeignSession cut = convert_claude_code(
+  const Converted cut = convert_claude_code(
       cc("user", "u1", "", R"({"role":"user","content":"Hi."})") + "{\"type\":\"user\",\"uu", "t.jsonl");
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(cut.diagnostics[0].code, Code::kTranscriptRecordDropped);
@@ -216,7 +243,7 @@ TEST(Codex, RepliesCallsAndExitCodes) {
   t += cx("event_msg", R"({"type":"token_count"})");
   t += cx("response_item",
           R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"It failed."}]})");
-  const ForeignSession s = convert_codex(t, "r.jsonl");
+  const Converted s = convert_codex(t, "r.jsonl");
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 5u);
@@ -250,7 +277,7 @@ TEST(Codex, CompactionDropsItsSummaryReplyAndReportsKeptPrompts) {
   t += cx(
       "compacted",
       R"({"message":"Preamble:\nSummary text.","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Count."}]}]})");
-  const ForeignSession s = convert_codex(t, "r.jsonl");
+  const Converted s = convert_codex(t, "r.jsonl");
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 4u);
@@ -263,7 +290,7 @@ TEST(Codex, CompactionDropsItsSummaryReplyAndReportsKeptPrompts) {
 }
 
 TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
-  const ForeignSession s = convert_codex(user_item("Hi."), "r.jsonl");
+  const Converted s = convert_codex(user_item("Hi."), "r.jsonl");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
   EXPECT_EQ(s.diagnostics[0].line, 1u);

@@ -1,5 +1,5 @@
-// Temporary files and created directories of a whole hydration (job_files.h).
-#include "jobs/job_files.h"
+// Temporary files, whole reads and created directories (files.h).
+#include "core/files.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
