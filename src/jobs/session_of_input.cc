@@ -30,11 +30,11 @@ SessionOfInput read_session_of(const Input& input, const std::string& from, PiVe
                                const ReaderRegistry* readers) {
   const ReaderRegistry& registry = readers != nullptr ? *readers : ReaderRegistry::standard();
   // A stream is read once: it is kept as bytes, read again as the job needs.
-  const Input whole = input.kind() != Input::Kind::kStream
-                          ? input
-                          : Input::bytes(std::string(std::istreambuf_iterator<char>(*input.in()),
-                                                     std::istreambuf_iterator<char>()),
-                                         input.name());
+  const Input whole =
+      input.kind() != Input::Kind::kStream
+          ? input
+          : Input::bytes(std::string(std::istreambuf_iterator<char>(*input.in()), std::istreambuf_iterator<char>()),
+                         input.name());
   SessionOfInput out;
   {
     const OpenedInput opened(whole);

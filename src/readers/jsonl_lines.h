@@ -12,10 +12,10 @@
 namespace pihydrate {
 
 struct JsonlLine {
-  std::uint64_t number = 0;        // 1-based
-  std::size_t start = 0;           // offset of the line's first byte (columns count from it)
-  std::size_t begin = 0;           // offset of `text` (after a BOM on line 1)
-  std::string_view text;           // the line without its CR and LF; never blank
+  std::uint64_t number = 0;           // 1-based
+  std::size_t start = 0;              // offset of the line's first byte (columns count from it)
+  std::size_t begin = 0;              // offset of `text` (after a BOM on line 1)
+  std::string_view text;              // the line without its CR and LF; never blank
   bool last_without_newline = false;  // the input ends inside this line (a writer cut short?)
   // The 1-based column of `offset` (an offset into the whole input).
   std::uint64_t column_of(std::size_t offset) const { return offset - start + 1; }

@@ -93,10 +93,8 @@ std::vector<ReadEntry> ThreadConverter::read_only() {
 
 void ThreadConverter::run() {
   if (!read_envelopes()) return;
-  if (out_.repairs.count(thread_rules::kRawKindsRepair)) {
-    out_.carries_raw_entries = true;  // the caller hands the export to the raw path
-    return;
-  }
+  // pi's own entries, one row per line they carry (raw_thread.cc).
+  if (raw_ && !expand_raw_entries()) return;
   JsonRef created = doc_.member(thread_, "createdAt");
   if (doc_.kind(created) == RefKind::kString && is_iso8601(doc_.string_value(created))) {
     out_.timestamp = doc_.string_value(created);
@@ -122,7 +120,7 @@ void ThreadConverter::run() {
   // A v1-shaped session: no version, no ids; hydrate_session chains it.
   ThreadOrigin thread_origin;  // the thread object
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
-  if (!options_.spool) out_.session.reserve(doc_.bytes().size() + 4096);
+  if (in_memory()) out_.session.reserve(doc_.bytes().size() + 4096);
   emit_line(JsonObjectText()
                 .string("type", "session")
                 .string("id", out_.session_id)
@@ -145,7 +143,7 @@ void ThreadConverter::run() {
 
   // R12: the trailer restores the name, the model and the thinking level.
   std::vector<std::pair<std::string, ThreadOrigin>> trailer;
-  if (options_.trailer) {
+  if (options_.trailer && wants_trailer()) {
     std::string ts = last_ts_.empty() ? out_.timestamp : last_ts_;
     JsonRef title = doc_.member(thread_, "title");
     if (doc_.kind(title) == RefKind::kString && !doc_.string_value(title).empty())
@@ -182,6 +180,9 @@ void ThreadConverter::run() {
     out_.origins.push_back(origin);
   }
   flush_spool();
+  // X5, X6: ids for the lossy lines, parents the export never carried, pi's header.
+  if (raw_) link_raw_session();
+  out_.spooled = !in_memory();
   out_.origin_ids = std::move(ids_);
 }
 

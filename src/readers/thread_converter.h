@@ -36,6 +36,8 @@ std::string iso_from_ms(std::int64_t ms);
 std::int64_t ms_from_iso(const std::string& t);
 // An integer that fits in 64 bits (JSON allows any length).
 bool parse_int64(std::string_view s, std::int64_t& value);
+// A streamKey or message.timestamp as R6 and X4 compare it; "" for any other value.
+std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string& scratch);
 
 // The rules' vocabulary (thread_rules.h). kSkipped: an entry whose id was
 // read but which gives nothing; it is kept only until every id has been
@@ -72,6 +74,9 @@ struct Envelope {
     return e;
   }
   JsonRef ref() const { return {ref_begin, ref_begin + ref_size}; }
+  // A raw line's (Kind::kRawLine) index in ThreadConverter::raw_lines_, kept
+  // where the order key was: raw lines are made after the entries are sorted.
+  std::size_t raw_line() const { return static_cast<std::size_t>(order_key); }
   JsonRef payload() const { return inside(payload_); }  // data or payload
   JsonRef message() const { return inside(message_); }  // pi.assistant / pi.tool_result / pi.user
   JsonRef ts() const { return inside(ts_); }
@@ -111,6 +116,23 @@ struct PlanFacts {
   bool has_value = false;
 };
 
+// One line of pi's own session that a raw entry carries (X2), read once
+// (raw_thread.cc): what the rules, R9 and the linking read of it.
+struct RawLine {
+  std::string text;    // the line as pi wrote it (one JSON object)
+  std::string id;      // its entry id
+  std::string parent;  // its parentId when that is a string
+  bool has_parent = false;
+  std::size_t parent_at = 0;  // the parentId value in `text`, [parent_at, parent_end); 0: no such member
+  std::size_t parent_end = 0;
+  ChatRole role = ChatRole::kNone;  // a message's
+  bool compaction = false;
+  std::string summary;                // a compaction's
+  std::string message_key;            // a message's role and timestamp, as X4 compares them
+  std::string final_timestamp;        // an assistant's message.timestamp, as R6 compares it
+  std::vector<std::string> tool_ids;  // an assistant's calls' ids, or a result's toolCallId (R9)
+};
+
 // One line of the converted session after the header, as compaction anchors
 // need it. There is one per message, so its tool call ids are kept in one
 // string (ThreadConverter::tool_ids_), each as a 4-byte length and its bytes.
@@ -130,6 +152,9 @@ class ThreadConverter {
   void run();
   // Reads the entries and stops before planning (read_thread_fast).
   std::vector<ReadEntry> read_only();
+  // The session written to out_.session instead of the spool: an export
+  // that carries raw pi entries is assembled in memory (raw_thread.cc).
+  bool in_memory() const { return !options_.spool || raw_; }
 
  private:
   void error(const std::string& path, std::size_t offset, const std::string& message) {
@@ -195,6 +220,8 @@ class ThreadConverter {
   using EnvelopesById = IndexByKey<IdAtPosition, std::hash<std::string_view>>;
   EnvelopesById envelopes_by_id() const;  // every envelope's, ids unique by then
   RuleEntries rule_entries() const;
+  // Each entry's message role and timestamp (RuleEntry::message_key), for X4.
+  std::vector<std::string> message_keys() const;
   void plan(const EnvelopesById& by_id);
   void count_repair(const char* kind, std::uint64_t count);
   void emit_all();
@@ -229,7 +256,7 @@ class ThreadConverter {
     const ThreadConverter& converter;
     std::size_t count;
   };
-  std::string text_of_message(JsonRef message) const;
+  std::string text_of(std::size_t env) const;  // thread_rules::TextOf
   // Members and elements of the value at `at` inside a message whose bytes
   // start at document offset `base`, with offsets relative to the message:
   // walked through the document, so tool output and images are stepped over.
@@ -248,6 +275,7 @@ class ThreadConverter {
   void close_line(std::size_t start);
   // The item of envelope `env`, whose line was just emitted.
   void record_item(std::size_t env);
+  ThreadOrigin origin_of(const Envelope& e) const;
   void flush_spool();
 
   const ThreadDocument& doc_;
@@ -299,6 +327,27 @@ class ThreadConverter {
   std::unordered_map<std::size_t, CompactionRefs> compaction_refs_;
   void resolve_compaction_refs(const EnvelopesById& by_id);
   void drop_envelopes_that_give_nothing();
+
+  // Raw pi entries (raw_thread.cc, X1-X7): each pi.entry and pi.snapshot
+  // becomes one kRawLine envelope per session line it carries, which the
+  // rules see beside the lossy entries; the lines are emitted at their
+  // place, and the session is linked around them at the end.
+  bool raw_ = false;                // the export carries raw entries
+  std::vector<RawLine> raw_lines_;  // by Envelope::raw_line()
+  std::string raw_header_;          // the session header a raw entry carried (X2), or ""
+  ThreadOrigin raw_header_origin_;
+  std::vector<std::int32_t> raw_line_of_item_;  // per item (line after the header): its raw line, or -1
+  std::unordered_map<std::string, std::size_t> raw_line_of_id_;  // X3: the raw lines carried so far, by id
+  bool lossy_at_end_ = false;  // a lossy entry no raw one covers comes after the last raw line (X5)
+  bool expand_raw_entries();
+  bool take_raw_line(const Envelope& e, std::size_t at, std::string line, const std::string& where, bool from_snapshot,
+                     std::vector<Envelope>& into);
+  std::string raw_payload_line(const Envelope& e, std::size_t& at, std::string& where);
+  void emit_raw_line(std::size_t env);
+  // Whether the trailer (R12) is written: always for a lossy export; for
+  // one with raw entries, only when a lossy entry comes after the last of them.
+  bool wants_trailer() const;
+  void link_raw_session();
 };
 
 }  // namespace thread_converter

@@ -101,12 +101,25 @@ void ThreadConverter::check_entry(Envelope& e, EntryCheck& c, Checker& checker, 
     case Kind::kPiCompaction:
       if (!require_payload_object()) return;
       break;
-    default:
-      if (thread_rules::is_raw_kind(kind_text)) {
-        // pi's own entries: the raw path takes the whole export (raw_thread.h).
-        c.repair = thread_rules::kRawKindsRepair;
+    case Kind::kPiEntry:
+    case Kind::kPiSnapshot: {
+      // Raw pi entries (X2, X1): their lines are read after the entries are
+      // sorted (raw_thread.cc); here, that they carry them.
+      std::vector<MemberSpan>& pm = checker.payload_members;
+      pm.clear();
+      if (doc_.kind(e.payload()) == RefKind::kObject) doc_.members_into(e.payload(), pm);
+      if (e.kind == Kind::kPiEntry && doc_.kind(ThreadDocument::find(pm, "line")) != RefKind::kString &&
+          doc_.kind(ThreadDocument::find(pm, "entry")) != RefKind::kObject) {
+        reject(e.path() + ".data", e.ref().begin, "a pi.entry carries data.line (a string) or data.entry (an object)");
         return;
       }
+      if (e.kind == Kind::kPiSnapshot && doc_.kind(ThreadDocument::find(pm, "jsonl")) != RefKind::kString) {
+        reject(e.path() + ".data.jsonl", e.ref().begin, "missing: a pi.snapshot carries the session file as a string");
+        return;
+      }
+      break;
+    }
+    default:
       note(checker, c.after_id, Severity::kWarning, e.path() + ".kind", kind.begin,
            "unknown kind " + quote_for_message(kind_text) + "; the entry is skipped");
       c.repair = "skipped-unknown-kind";
@@ -146,8 +159,6 @@ bool ThreadConverter::check_pi_message(Envelope& e, EntryCheck& c, Checker& chec
   return true;
 }
 
-namespace {
-// A streamKey or message.timestamp as R6 compares it; "" for any other value.
 std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string& scratch) {
   std::int64_t integer = 0;
   switch (doc.kind(value)) {
@@ -157,7 +168,6 @@ std::string stream_key_of(const ThreadDocument& doc, JsonRef value, std::string&
     default: return std::string();
   }
 }
-}  // namespace
 
 // The value the planning rules (rule_entries) read of
 // an accepted entry: `entry_members` are a chat entry's own, or a pi.user's,
@@ -296,6 +306,7 @@ bool ThreadConverter::read_envelopes() {
       slot.kind = Kind::kSkipped;  // its id still counts for duplicates
       any_skipped = true;
     } else {
+      raw_ = raw_ || thread_rules::is_raw_kind(slot.kind);
       if (!c.has_seq) slot.order_key = last_order_key;  // stays after its predecessor
       last_order_key = slot.order_key;
     }

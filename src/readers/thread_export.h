@@ -73,7 +73,10 @@ struct ThreadOrigin {
 };
 
 struct ConvertedThread {
-  std::string session;                // header + one line per entry, '\n'-terminated (empty when spooled)
+  // Header + one line per entry, '\n'-terminated; empty when spooled (an
+  // export that carries raw pi entries is always assembled here).
+  std::string session;
+  bool spooled = false;               // the lines went to ThreadOptions::spool
   std::uint64_t session_bytes = 0;    // its size, spooled or not
   std::vector<ThreadOrigin> origins;  // per line of `session` (index 0: the header)
   std::string origin_ids;             // the export's entry ids, one after another: origins name theirs by offset
@@ -87,9 +90,6 @@ struct ConvertedThread {
   std::uint64_t entry_count = 0;  // entries in the export
   std::map<std::string, std::uint64_t> repairs;
   Diagnostics diagnostics;  // errors stop the conversion; warnings do not
-  // The export has pi.entry or pi.snapshot entries: nothing was converted,
-  // and assemble_raw_thread (raw_thread.h) is to take it.
-  bool carries_raw_entries = false;
   bool ok() const;
 };
 

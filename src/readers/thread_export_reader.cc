@@ -1,7 +1,7 @@
 // Thread exports (docs/thread-export.md) as a reader: the converter
 // (thread_converter.h) turns the export into a session spooled to a
-// temporary file, or, when the export carries pi's own entries, the raw
-// path (raw_thread.h) puts pi's session back together in memory.
+// temporary file, or, when the export carries pi's own entries (raw_thread.cc),
+// assembled in memory around them.
 #include "readers/thread_export_reader.h"
 
 #include <regex>
@@ -9,7 +9,6 @@
 #include "core/files.h"
 #include "core/mapped_file.h"
 #include "core/spool_indexer.h"
-#include "readers/raw_thread.h"
 #include "readers/readers.h"
 #include "readers/thread_export.h"
 
@@ -37,9 +36,9 @@ void take_converted(ConvertedThread& thread, ReadSession& out) {
   if (!thread.timestamp.empty()) out.timestamp = thread.timestamp;
   for (const ThreadOrigin& o : thread.origins) {
     const std::string_view id = thread.id_of(o);
-    out.origins.add(o.line, o.column,
-                    ConvertedThread::path_of(o) +
-                        (id.empty() ? "" : " (id " + quote_for_message(std::string(id)) + ")"));
+    out.origins.add(
+        o.line, o.column,
+        ConvertedThread::path_of(o) + (id.empty() ? "" : " (id " + quote_for_message(std::string(id)) + ")"));
   }
 }
 
@@ -51,23 +50,12 @@ ThreadOptions thread_options(const ReadOptions& options) {
   return to;
 }
 
-// An export that carries raw pi entries: the converter stopped after reading
-// its envelopes, and the raw path assembles the session in memory (it is no
-// bigger than the file pi wrote).
-void assemble_raw(std::string& bytes, const std::string& name, const ThreadOptions& to, const ReadOptions& options,
-                  ReadSession& out) {
-  ConvertedThread thread = assemble_raw_thread(bytes, name, to);
-  std::string session = std::move(thread.session);
-  take_converted(thread, out);
-  if (out.ok()) take_session_text(std::move(session), name, options.index, out);
-}
-
 // The export in `bytes`, or in `mapped` (the input file, read in place,
 // whose runs a line copies unchanged are read again from `export_fd`
 // instead of being spooled), converted into a session spooled to a
 // temporary file.
-ReadSession convert_export(const std::string& name, const ReadOptions& options, std::string& bytes,
-                           MappedFile* mapped, int export_fd) {
+ReadSession convert_export(const std::string& name, const ReadOptions& options, std::string& bytes, MappedFile* mapped,
+                           int export_fd) {
   ThreadOptions to = thread_options(options);
   ReadSession out;
   // A big export is never held twice: its converted session goes to a file.
@@ -84,16 +72,17 @@ ReadSession convert_export(const std::string& name, const ReadOptions& options, 
   } else {
     thread = convert_thread_export(bytes, name, to);  // converted in place
   }
-  if (thread.ok() && thread.carries_raw_entries) {
-    if (mapped != nullptr) bytes.assign(mapped->data(), mapped->size());
-    assemble_raw(bytes, name, to, options, out);
-    return out;
-  }
+  std::string session = std::move(thread.session);
+  const bool spooled = thread.spooled;
   take_converted(thread, out);
   if (!out.ok()) return out;
+  if (!spooled) {  // assembled in memory around raw pi entries
+    take_session_text(std::move(session), name, options.index, out);
+    return out;
+  }
   out.index = spool_indexer.finish();
-  lines->lines = make_spool_line_source(lines->spool.fd, mapped != nullptr ? export_fd : -1,
-                                        spool_indexer.take_layout(), name);
+  lines->lines =
+      make_spool_line_source(lines->spool.fd, mapped != nullptr ? export_fd : -1, spool_indexer.take_layout(), name);
   out.lines = std::move(lines);
   return out;
 }
@@ -101,12 +90,9 @@ ReadSession convert_export(const std::string& name, const ReadOptions& options, 
 class ThreadExportFormat final : public Reader {
  public:
   const ReaderInfo& info() const override {
-    static const ReaderInfo info{"thread-export",
-                                 "thread export",
-                                 "\"format\":\"thread-export\" at its start",
-                                 "entries",
-                                 "",
-                                 "docs/thread-export.md"};
+    static const ReaderInfo info{
+        "thread-export",        "thread export", "\"format\":\"thread-export\" at its start", "entries", "",
+        "docs/thread-export.md"};
     return info;
   }
   int bid(const InputHead& head) const override {

@@ -7,22 +7,30 @@
 #include <cstring>
 #include <string>
 
+#include "core/message_text.h"
 #include "pihydrate/formats.h"
 #include "readers/json_object_text.h"
 
 namespace pihydrate {
 namespace thread_converter {
 
-std::string ThreadConverter::text_of_message(JsonRef message) const {
-  JsonRef content = doc_.member(message, "content");
-  if (doc_.kind(content) == RefKind::kString) return doc_.string_value(content);
-  std::string text;
-  for (JsonRef block : doc_.elements(content)) {
-    if (doc_.string_value(doc_.member(block, "type")) != "text") continue;
-    text += doc_.string_value(doc_.member(block, "text"));
-    text += "\n";
+// What the rules compare of an entry (thread_rules::TextOf).
+std::string ThreadConverter::text_of(std::size_t env) const {
+  const Envelope& e = envs_[env];
+  switch (e.kind) {
+    case Kind::kChat: return doc_.string_value(doc_.member(e.ref(), "text"));
+    case Kind::kPiCompaction: return doc_.string_value(doc_.member(doc_.member(e.payload(), "result"), "summary"));
+    case Kind::kRawLine: {
+      const RawLine& r = raw_lines_[e.raw_line()];
+      if (r.compaction) return r.summary;
+      const std::vector<MemberSpan> members = object_members(r.text, skip_json_ws(r.text, 0));
+      const MemberSpan* message = find_member(members, "message");
+      return message == nullptr ? std::string()
+                                : message_text(std::string_view(r.text).substr(
+                                      message->value_begin, message->value_end - message->value_begin));
+    }
+    default: return message_text(doc_.raw(e.message()));
   }
-  return text;
 }
 
 void ThreadConverter::model_of(JsonRef message, std::string& api, std::string& provider, std::string& model) {
@@ -111,7 +119,7 @@ void ThreadConverter::emit_message(std::size_t env, const ByteEdits& edits, std:
   out += timestamp;
   out += ",\"message\":";
   // Compacting would move the bytes: only a compact line's runs are the export's as they are.
-  const bool borrowing = compact && options_.spool && options_.borrow_from_export;
+  const bool borrowing = compact && !in_memory() && options_.borrow_from_export;
   copied_.clear();
   edits.append_applied(out, msg, borrowing ? &copied_ : nullptr);
   for (const ByteEdits::CopiedRun& run : copied_)
@@ -356,12 +364,17 @@ void ThreadConverter::record_item(std::size_t env) {
   items_.push_back(item);
   item_of_env_[env] = static_cast<std::int32_t>(items_.size() - 1);
   const Envelope& e = envs_[env];
+  if (raw_) raw_line_of_item_.push_back(e.kind == Kind::kRawLine ? static_cast<std::int32_t>(e.raw_line()) : -1);
+  out_.origins.push_back(origin_of(e));
+}
+
+ThreadOrigin ThreadConverter::origin_of(const Envelope& e) const {
   ThreadOrigin o;
   o.entry = static_cast<std::uint32_t>(e.index);
   o.id_begin = e.id_begin;  // in ids_, which becomes out_.origin_ids
   o.id_size = e.id_size;
   doc_.position(e.ref().begin, o.line, o.column);
-  out_.origins.push_back(o);
+  return o;
 }
 
 // Blocks stay within their MiB unless one line is bigger: a string grown
@@ -369,7 +382,7 @@ void ThreadConverter::record_item(std::size_t env) {
 constexpr std::size_t kSpoolBlock = std::size_t{1} << 20;
 
 std::string& ThreadConverter::open_line(std::size_t size_hint) {
-  if (!options_.spool) return out_.session;
+  if (in_memory()) return out_.session;
   std::string& block = spool_block_.bytes;
   if (!block.empty() && block.size() + size_hint + 1 > kSpoolBlock) flush_spool();
   if (block.capacity() < kSpoolBlock) block.reserve(kSpoolBlock);
@@ -377,10 +390,10 @@ std::string& ThreadConverter::open_line(std::size_t size_hint) {
 }
 
 void ThreadConverter::close_line(std::size_t start) {
-  std::string& target = options_.spool ? spool_block_.bytes : out_.session;
+  std::string& target = in_memory() ? out_.session : spool_block_.bytes;
   target += '\n';
   out_.session_bytes += target.size() - start;
-  if (options_.spool && target.size() >= kSpoolBlock) flush_spool();
+  if (!in_memory() && target.size() >= kSpoolBlock) flush_spool();
 }
 
 // One line of the converted session (compacted: a pretty-printed export must
@@ -396,7 +409,7 @@ void ThreadConverter::emit_line(std::string_view line, bool compact) {
 }
 
 void ThreadConverter::flush_spool() {
-  if (options_.spool && !spool_block_.bytes.empty()) options_.spool(spool_block_);
+  if (!in_memory() && !spool_block_.bytes.empty()) options_.spool(spool_block_);
   spool_block_.clear();
 }
 
@@ -511,6 +524,8 @@ void ThreadConverter::emit_all() {
       bool skipped = false;
       std::string line = compaction_line(i, items_.size(), skipped);
       if (!skipped) push(i, std::move(line));
+    } else if (e.kind == Kind::kRawLine) {
+      emit_raw_line(i);
     }
   }
 }

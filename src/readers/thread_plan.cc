@@ -12,10 +12,15 @@
 namespace pihydrate {
 namespace thread_converter {
 
-// Envelope positions by id (ids are unique by now).
+// Envelope positions by id (ids are unique by now). The lines a raw entry
+// carries share its id: the first of them is found by it.
 ThreadConverter::EnvelopesById ThreadConverter::envelopes_by_id() const {
   EnvelopesById by_id(envs_.size(), IdAtPosition{this});
-  for (std::size_t i = 0; i < envs_.size(); ++i) by_id.put(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    const bool later_line_of_same_entry = i > 0 && envs_[i].kind == Kind::kRawLine &&
+                                          envs_[i - 1].kind == Kind::kRawLine && envs_[i - 1].index == envs_[i].index;
+    if (!later_line_of_same_entry) by_id.put(static_cast<std::uint32_t>(i));
+  }
   return by_id;
 }
 
@@ -39,40 +44,89 @@ RuleEntries ThreadConverter::rule_entries() const {
         r.has_stream_key = facts_of(e).has_value;
         r.stream_key = value;
         break;
+      case Kind::kRawLine: {
+        const RawLine& raw = raw_lines_[e.raw_line()];
+        r.role = raw.role;
+        r.compaction = raw.compaction;
+        r.final_timestamp = raw.final_timestamp;
+        break;
+      }
       default: break;
     }
   }
   return table;
 }
 
+std::vector<std::string> ThreadConverter::message_keys() const {
+  std::vector<std::string> keys(envs_.size());
+  std::string scratch;
+  for (std::size_t i = 0; i < envs_.size(); ++i) {
+    const Envelope& e = envs_[i];
+    if (e.kind == Kind::kRawLine) {
+      keys[i] = raw_lines_[e.raw_line()].message_key;
+    } else if (e.kind == Kind::kPiUser || e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult) {
+      keys[i] = doc_.string_value(doc_.member(e.message(), "role")) + ":" +
+                stream_key_of(doc_, doc_.member(e.message(), "timestamp"), scratch);
+    }
+  }
+  return keys;
+}
+
 void ThreadConverter::count_repair(const char* kind, std::uint64_t count) {
   if (count > 0) out_.repairs[kind] += count;
 }
 
-// R3, R7 and R6 decide which envelopes give no line of their own, which
-// chat turn a pi.user stands in for and which streams are rebuilt.
+// X4, R3, R7 and R6 decide which envelopes give no line of their own,
+// which chat turn a pi.user stands in for and which streams are rebuilt.
 void ThreadConverter::plan(const EnvelopesById& by_id) {
   const std::size_t n = envs_.size();
   {
-    const RuleEntries table = rule_entries();
+    RuleEntries table = rule_entries();
     auto position_of_id = [&by_id](std::string_view id) { return by_id.find(id); };
     auto text_of = [this](std::size_t i) {
-      const Envelope& e = envs_[i];
-      reading(e);
-      return e.kind == Kind::kChat ? doc_.string_value(doc_.member(e.ref(), "text")) : text_of_message(e.message());
+      reading(envs_[i]);
+      return this->text_of(i);
     };
-    UserReplacements users;
-    std::vector<std::uint8_t> echoes;
-    StreamPlan streams;
-    users = thread_rules::plan_user_replacements(table, position_of_id, text_of);
-    echoes = thread_rules::find_assistant_echoes(table, position_of_id, text_of);
-    streams = thread_rules::plan_chunk_streams(table, options_.partial);
-
     dropped_.assign(n, 0);
-    replaced_by_ = std::move(users.replaced_by);
-    for (std::int32_t user : replaced_by_)
-      if (user >= 0) dropped_[static_cast<std::size_t>(user)] = 1;  // emitted at the chat turn's place
-    count_repair("chat-user-replaced-by-pi-user", users.count);
+    // X4: what a raw entry already says is left out first; the other rules then do not see it.
+    std::vector<std::string> keys;
+    std::vector<std::uint8_t> covered(n, 0);
+    if (raw_) {
+      keys = message_keys();
+      for (std::size_t i = 0; i < n; ++i) table[i].message_key = keys[i];
+      covered = thread_rules::find_covered_by_raw(table, text_of);
+      for (std::size_t i = 0; i < n; ++i)
+        if (covered[i]) dropped_[i] = 1, table[i].kind = Kind::kSkipped;
+    }
+    const UserReplacements users = thread_rules::plan_user_replacements(table, position_of_id, text_of);
+    const std::vector<std::uint8_t> echoes = thread_rules::find_assistant_echoes(table, position_of_id, text_of);
+    StreamPlan streams = thread_rules::plan_chunk_streams(table, options_.partial);
+
+    replaced_by_ = users.replaced_by;
+    for (std::size_t turn = 0; turn < n; ++turn) {
+      const std::int32_t by = replaced_by_[turn];
+      if (by < 0) continue;
+      if (envs_[static_cast<std::size_t>(by)].kind == Kind::kRawLine) {
+        // A raw user message stays at its own place; the chat turn it says again goes.
+        dropped_[turn] = covered[turn] = 1;
+        replaced_by_[turn] = -1;
+      } else {
+        dropped_[static_cast<std::size_t>(by)] = 1;  // emitted at the chat turn's place
+      }
+    }
+    count_repair("chat-user-replaced-by-pi-user", users.by_pi_user);
+    std::uint64_t covered_count = 0;
+    for (std::uint8_t c : covered) covered_count += c;
+    count_repair("lossy-entries-covered-by-raw", covered_count);
+    // X5: the trailer only when a lossy entry no raw one covers comes after the last raw line.
+    lossy_at_end_ = false;
+    for (std::size_t i = n; raw_ && i-- > 0;) {
+      if (envs_[i].kind == Kind::kRawLine) break;
+      if (!covered[i]) {
+        lossy_at_end_ = true;
+        break;
+      }
+    }
     std::uint64_t echo_count = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (echoes[i]) dropped_[i] = 1;
@@ -125,7 +179,10 @@ void ThreadConverter::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
     pi_id_spans.resize(envs_.size());
     for (std::size_t j = 0; j < envs_.size(); ++j) {
       reading(envs_[j]);
-      const std::string id = doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
+      // A raw line is pi's own entry: its id is the one a compaction names.
+      const std::string id = envs_[j].kind == Kind::kRawLine
+                                 ? raw_lines_[envs_[j].raw_line()].id
+                                 : doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
       pi_id_spans[j] = {pi_ids.size(), static_cast<std::uint32_t>(id.size())};
       pi_ids += id;
       if (!id.empty()) pos_of_pi_id.put(static_cast<std::uint32_t>(j));  // the last one wins

@@ -1,8 +1,9 @@
 // What reading a thread export gives before any rule runs: the accepted
 // entries, in the order they are converted, with what the rules read of
-// them, and what reading reported. Two readers give it: the converter's fast
+// them, and what reading reported. Two readers give it: the converter's
 // reader (mapped bytes, pages dropped behind it, plan facts taken as each
-// entry is checked) and the reference reader (RapidJSON, one thread, the contract read plainly). Tests
+// entry is checked) and, in the tests only, a reference reader that reads
+// the contract plainly (tests/common/thread_reference_reader.h). Tests
 // compare the two on every golden export and on mutations of them.
 #pragma once
 
@@ -38,11 +39,7 @@ struct ReadThread {
   std::map<std::string, std::uint64_t> repairs;
 };
 
-// The fast reader: what convert_thread_export reads, stopped before planning.
+// The converter's reader: what convert_thread_export reads, stopped before planning.
 ReadThread read_thread_fast(std::string bytes, const std::string& file, const ThreadOptions& options);
-
-// The reference reader (thread_reference_reader.cc). It rejects what
-// RapidJSON cannot hold (a number beyond a double's range) as invalid JSON.
-ReadThread read_thread_reference(std::string bytes, const std::string& file, std::size_t max_depth);
 
 }  // namespace pihydrate

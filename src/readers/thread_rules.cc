@@ -9,8 +9,6 @@
 namespace pihydrate {
 namespace thread_rules {
 
-bool is_raw_kind(std::string_view text) { return text == "pi.entry" || text == "pi.snapshot"; }
-
 Kind kind_of(std::string_view text) {
   if (text == "chat") return Kind::kChat;
   if (text == "pi.user") return Kind::kPiUser;
@@ -18,6 +16,8 @@ Kind kind_of(std::string_view text) {
   if (text == "pi.tool_result" || text == "pi.tool-result") return Kind::kPiToolResult;
   if (text == "pi.chunk") return Kind::kPiChunk;
   if (text == "pi.compaction") return Kind::kPiCompaction;
+  if (text == "pi.entry") return Kind::kPiEntry;
+  if (text == "pi.snapshot") return Kind::kPiSnapshot;
   return Kind::kUnknown;
 }
 
@@ -29,6 +29,9 @@ const char* kind_name(Kind kind) {
     case Kind::kPiToolResult: return "pi.tool_result";
     case Kind::kPiChunk: return "pi.chunk";
     case Kind::kPiCompaction: return "pi.compaction";
+    case Kind::kPiEntry: return "pi.entry";
+    case Kind::kPiSnapshot: return "pi.snapshot";
+    case Kind::kRawLine: return "raw session line";
     case Kind::kUnknown:
     case Kind::kSkipped: break;
   }
@@ -79,7 +82,8 @@ UserReplacements plan_user_replacements(const RuleEntries& entries, const Positi
     previous_user[i] = is_chat_user(entries[i - 1]) ? static_cast<std::int32_t>(i - 1) : previous_user[i - 1];
   auto is_replaced = [&](std::int64_t turn) { return plan.replaced_by[static_cast<std::size_t>(turn)] >= 0; };
   for (std::size_t i = 0; i < n; ++i) {
-    if (entries[i].kind != Kind::kPiUser) continue;
+    const bool raw_user = entries[i].kind == Kind::kRawLine && entries[i].role == ChatRole::kUser;
+    if (entries[i].kind != Kind::kPiUser && !raw_user) continue;
     std::int64_t turn = named_entry(entries, entries[i].ref, position_of_id, is_chat_user);
     if (turn < 0) {
       std::int64_t nearest = previous_user[i];
@@ -89,7 +93,7 @@ UserReplacements plan_user_replacements(const RuleEntries& entries, const Positi
     }
     if (turn >= 0 && !is_replaced(turn)) {
       plan.replaced_by[static_cast<std::size_t>(turn)] = static_cast<std::int32_t>(i);
-      ++plan.count;
+      ++(raw_user ? plan.by_raw_user : plan.by_pi_user);
     }
   }
   return plan;
@@ -99,13 +103,13 @@ std::vector<std::uint8_t> find_assistant_echoes(const RuleEntries& entries, cons
                                                 const TextOf& text_of) {
   const std::size_t n = entries.size();
   std::vector<std::uint8_t> echo(n, 0);
-  // The turn of entry i: [turn_start[i], turn_end[i]], between the chat user turns around it.
+  // The turn of entry i: [turn_start[i], turn_end[i]], between the user turns around it.
   std::vector<std::uint32_t> turn_start(n), turn_end(n);
   for (std::size_t i = 0; i < n; ++i)
-    turn_start[i] = i > 0 && !is_chat_user(entries[i - 1]) ? turn_start[i - 1] : static_cast<std::uint32_t>(i);
+    turn_start[i] = i > 0 && !is_user_turn(entries[i - 1]) ? turn_start[i - 1] : static_cast<std::uint32_t>(i);
   for (std::size_t i = n; i-- > 0;)
-    turn_end[i] = i + 1 < n && !is_chat_user(entries[i + 1]) ? turn_end[i + 1] : static_cast<std::uint32_t>(i);
-  // Each pi.assistant's text, normalised with and without its line breaks,
+    turn_end[i] = i + 1 < n && !is_user_turn(entries[i + 1]) ? turn_end[i + 1] : static_cast<std::uint32_t>(i);
+  // Each assistant message's text, normalised with and without its line breaks,
   // computed once: a turn may hold many chat echoes and many assistants.
   std::unordered_map<std::size_t, std::pair<std::string, std::string>> assistant_texts;
   auto texts_of_assistant = [&](std::size_t j) -> const std::pair<std::string, std::string>& {
@@ -117,16 +121,15 @@ std::vector<std::uint8_t> find_assistant_echoes(const RuleEntries& entries, cons
       if (c != '\n') glued += c;
     return assistant_texts.emplace(j, std::make_pair(normalize_space(joined), normalize_space(glued))).first->second;
   };
-  auto is_pi_assistant = [](const RuleEntry& e) { return e.kind == Kind::kPiAssistant; };
   for (std::size_t i = 0; i < n; ++i) {
     if (entries[i].kind != Kind::kChat || entries[i].role != ChatRole::kAssistant) continue;
-    if (named_entry(entries, entries[i].ref, position_of_id, is_pi_assistant) >= 0) {
+    if (named_entry(entries, entries[i].ref, position_of_id, is_assistant_message) >= 0) {
       echo[i] = 1;
       continue;
     }
     const std::string text = normalize_space(text_of(i));
     for (std::size_t j = turn_start[i]; j <= turn_end[i] && !echo[i]; ++j) {
-      if (!is_pi_assistant(entries[j])) continue;
+      if (!is_assistant_message(entries[j])) continue;
       const auto& [spaced, glued] = texts_of_assistant(j);
       echo[i] = spaced == text || glued == text;
     }
@@ -140,7 +143,7 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
   // Keyed streams, in the order their first chunk comes.
   std::unordered_map<std::string_view, std::vector<std::size_t>> keyed;
   std::vector<std::string_view> key_order;
-  // The unkeyed run since the last pi.assistant or pi.tool_result.
+  // The unkeyed run since the last assistant message or tool result.
   std::vector<std::size_t> run;
   auto end_run = [&](bool by_final_message) {
     if (run.empty()) return;
@@ -152,7 +155,7 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
   };
   std::unordered_map<std::string_view, bool> final_timestamps;
   for (const RuleEntry& e : entries)
-    if (e.kind == Kind::kPiAssistant) final_timestamps[e.final_timestamp] = true;
+    if (is_assistant_message(e)) final_timestamps[e.final_timestamp] = true;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const RuleEntry& e = entries[i];
     if (e.kind == Kind::kPiChunk) {
@@ -163,9 +166,9 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
       auto [stream, first] = keyed.try_emplace(e.stream_key);
       if (first) key_order.push_back(e.stream_key);
       stream->second.push_back(i);
-    } else if (e.kind == Kind::kPiAssistant) {
+    } else if (is_assistant_message(e)) {
       end_run(true);
-    } else if (e.kind == Kind::kPiToolResult) {
+    } else if (e.kind == Kind::kPiToolResult || (e.kind == Kind::kRawLine && e.role == ChatRole::kToolResult)) {
       end_run(false);
     }
   }
@@ -182,6 +185,27 @@ StreamPlan plan_chunk_streams(const RuleEntries& entries, PartialPolicy partial)
             [](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) { return a.back() < b.back(); });
   (partial == PartialPolicy::kDrop ? plan.dropped : plan.rebuilt) = std::move(interrupted);
   return plan;
+}
+
+std::vector<std::uint8_t> find_covered_by_raw(const RuleEntries& entries, const TextOf& text_of) {
+  std::vector<std::uint8_t> covered(entries.size(), 0);
+  std::unordered_map<std::string_view, bool> raw_messages;
+  std::unordered_map<std::string, bool> raw_summaries;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RuleEntry& e = entries[i];
+    if (e.kind != Kind::kRawLine) continue;
+    if (!e.message_key.empty()) raw_messages[e.message_key] = true;
+    if (e.compaction) raw_summaries[text_of(i)] = true;
+  }
+  if (raw_messages.empty() && raw_summaries.empty()) return covered;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RuleEntry& e = entries[i];
+    if (e.kind == Kind::kPiUser || e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult)
+      covered[i] = !e.message_key.empty() && raw_messages.count(e.message_key) > 0;
+    else if (e.kind == Kind::kPiCompaction && !raw_summaries.empty())
+      covered[i] = raw_summaries.count(text_of(i)) > 0;
+  }
+  return covered;
 }
 
 CompactionAnchor anchor_compaction(bool has_first_kept_ref, std::int64_t by_first_kept_ref, std::int64_t by_pi_entry_id,

@@ -24,7 +24,6 @@
 #include "pihydrate/spool.h"
 #include "pihydrate/validator.h"
 #include "readers/page_window.h"
-#include "readers/raw_thread.h"
 #include "readers/thread_document.h"
 #include "readers/thread_export.h"
 
@@ -606,7 +605,6 @@ TEST(ThreadHydrate, EveryGoldenExportHydratesToNothingAProviderRejects) {
   for (const auto& [input, original] : golden_thread_inputs()) {
     std::string bytes = original;
     ConvertedThread t = convert_thread_export(bytes, "t.json", ThreadOptions{});
-    if (t.carries_raw_entries) t = assemble_raw_thread(bytes, "t.json", ThreadOptions{});
     if (!t.ok()) continue;  // an err-* case
     Result r = hydrate(t.session);
     ASSERT_TRUE(r.ok) << input;

@@ -25,7 +25,8 @@ class QuotedLines final : public Reader {
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
     // A v1-shaped session: the session path gives the ids and the chain.
-    std::string text = R"({"type":"session","id":"toy","timestamp":"2026-01-02T03:04:05.000Z","cwd":"/"})" "\n";
+    std::string text = R"({"type":"session","id":"toy","timestamp":"2026-01-02T03:04:05.000Z","cwd":"/"})"
+                       "\n";
     out.origins.add(1, 1, "");
     std::uint64_t number = 0;
     const std::string all = input.read_all();
@@ -62,8 +63,8 @@ TEST(ReaderRegistry, AToyReaderIsChosenReadAndHydratedLikeEveryFormat) {
   request.cwd_must_exist = false;
   request.readers = &readers;
   Lines sink;
-  const HydrateResult result = hydrate(Input::bytes("> Fix the build.\n>  \n> And the docs.\n", "notes.txt"), request,
-                                       Output::lines(sink));
+  const HydrateResult result =
+      hydrate(Input::bytes("> Fix the build.\n>  \n> And the docs.\n", "notes.txt"), request, Output::lines(sink));
   ASSERT_TRUE(result.ok);
   EXPECT_EQ(result.format, "quoted-lines");
   EXPECT_EQ(result.report.entries_read, 3u);  // the reader's count of its own records

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/thread_reference_reader.h"
 #include "core/json_spans.h"
-#include "readers/thread_reading.h"
 #include "readers/thread_rules.h"
 
 namespace pihydrate {
@@ -367,11 +367,25 @@ class ReferenceReader {
           return entry;
         }
         break;
-      default:
-        if (thread_rules::is_raw_kind(kind->text)) {
-          entry.repair = thread_rules::kRawKindsRepair;  // raw_thread.h takes such an export
+      case Kind::kPiEntry:
+      case Kind::kPiSnapshot: {
+        // Raw pi entries carry their session lines: data.line or data.entry, data.jsonl.
+        const bool object = payload && payload->type == Value::kObject;
+        const Value* line = object ? payload->member("line") : nullptr;
+        const Value* as_object = object ? payload->member("entry") : nullptr;
+        const Value* jsonl = object ? payload->member("jsonl") : nullptr;
+        if (entry.read.kind == Kind::kPiEntry && !(line && line->type == Value::kString) &&
+            !(as_object && as_object->type == Value::kObject)) {
+          reject(path + ".data", e.begin, "a pi.entry carries data.line (a string) or data.entry (an object)");
           return entry;
         }
+        if (entry.read.kind == Kind::kPiSnapshot && !(jsonl && jsonl->type == Value::kString)) {
+          reject(path + ".data.jsonl", e.begin, "missing: a pi.snapshot carries the session file as a string");
+          return entry;
+        }
+        break;
+      }
+      default:
         fail(entry.after_id, Severity::kWarning, path + ".kind", kind->begin,
              "unknown kind " + quote_for_message(kind->text) + "; the entry is skipped");
         entry.repair = "skipped-unknown-kind";
