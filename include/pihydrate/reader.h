@@ -36,8 +36,8 @@ struct InputHead {
 InputHead make_input_head(std::string_view text, bool whole);
 
 // How sure a reader is that an input is in its format; the highest bid wins.
-inline constexpr int kBidNone = 0;     // not its format
-inline constexpr int kBidShape = 50;   // the records have its shape
+inline constexpr int kBidNone = 0;      // not its format
+inline constexpr int kBidShape = 50;    // the records have its shape
 inline constexpr int kBidMarker = 100;  // a marker only its format has (a header, a format name)
 
 struct ReaderInfo {
@@ -55,7 +55,7 @@ struct ReaderInfo {
 class SourceMap {
  public:
   struct Origin {
-    std::uint64_t line = 0;    // the record's first byte in the input (1-based)
+    std::uint64_t line = 0;  // the record's first byte in the input (1-based)
     std::uint64_t column = 0;
     // Bytes the line copies verbatim from the input: a column inside them
     // maps to the same byte of the input (copied_column 0: none).
@@ -113,9 +113,9 @@ struct ReadOptions {
 // session path.
 struct ReadSession {
   SessionIndex index;
-  std::unique_ptr<LineSource> lines;  // the session's lines, by the index's offsets
-  SourceMap origins;                  // one per line; empty when the lines are the input's own
-  Diagnostics diagnostics;            // the reader's own findings; an error: nothing could be read
+  std::unique_ptr<LineSource> lines;             // the session's lines, by the index's offsets
+  SourceMap origins;                             // one per line; empty when the lines are the input's own
+  Diagnostics diagnostics;                       // the reader's own findings; an error: nothing could be read
   std::map<std::string, std::uint64_t> repairs;  // what was left out or translated, counted
   std::uint64_t records_read = 0;                // what the summary counts (ReaderInfo::records)
   // An id and time the input implies (a thread's derived id, say); the
