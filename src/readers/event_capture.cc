@@ -96,8 +96,12 @@ const std::set<std::string_view>& mapped_types() {
 using Value = rapidjson::Value;
 
 // The text pi sends for a user shell command (pi's bashExecutionToText).
-std::string bash_execution_text(const std::string& command, const Value& result) {
-  std::string text = "Ran `" + command + "`\n";
+// The capture may not hold the command (E6): the output is what the model
+// saw, and the text says the command is not known.
+constexpr const char* kCommandNotRecorded = "a shell command the capture did not record";
+
+std::string bash_execution_text(const std::optional<std::string>& command, const Value& result) {
+  std::string text = command ? "Ran `" + *command + "`\n" : std::string("Ran ") + kCommandNotRecorded + "\n";
   const std::string output = json_string_member(result, "output").value_or("");
   if (!output.empty())
     text += "```\n" + output + "\n```";
@@ -537,25 +541,28 @@ class CaptureReader {
 
   void on_bash_response(const Value& event, const Value& result, std::size_t object) {
     const auto id = json_string_member(event, "id");
-    auto it = id ? bash_commands_.find(*id) : bash_commands_.end();
+    const auto it = id ? bash_commands_.find(*id) : bash_commands_.end();
+    std::optional<std::string> command;
     if (it == bash_commands_.end()) {
+      // The model saw the output, and a later prompt may ask about it: the
+      // output is kept, with the command marked as not recorded.
       warn(line_, column_of(object),
-           "a user shell command (RPC bash) ran here; pi's context has its command and output, but the capture has "
-           "no command text: left out");
-      ++out_.repairs["lost-bash-execution"];
-      return;
-    }
-    if (it->second.exclude_from_context) {
+           "a user shell command (RPC bash) ran here, but the capture has no command text: its output is kept, "
+           "the command written as not recorded");
+      ++out_.repairs["bash-execution-without-command"];
+    } else if (it->second.exclude_from_context) {
       ++out_.repairs["bash-execution-excluded"];
       return;
+    } else {
+      command = it->second.command;
+      ++out_.repairs["bash-execution-as-user"];
     }
     Action a = action_at(object, Action::Form::kUserText, "pi.user", "response");
-    a.text = bash_execution_text(it->second.command, result);
+    a.text = bash_execution_text(command, result);
     const Value* output = json_member(result, "output");
-    a.tokens = tokens_of(utf16_length(it->second.command) + (output != nullptr ? utf16_length(*output) : 0));
+    a.tokens = tokens_of((command ? utf16_length(*command) : 0) + (output != nullptr ? utf16_length(*output) : 0));
     a.cut_point = true;
     push(std::move(a), {0, 0});
-    ++out_.repairs["bash-execution-as-user"];
   }
 
   void take_model(const Value& model) {

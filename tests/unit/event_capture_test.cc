@@ -211,13 +211,19 @@ TEST(EventCaptureE6, AShellCommandWithItsLoggedCommandIsKept) {
   EXPECT_EQ(c.origins.at(2).line, 3u);
 }
 
-TEST(EventCaptureE6, AShellCommandWithoutItsCommandIsReportedLost) {
+// The model saw the output of a command the capture does not hold: the
+// output is kept, the command marked as not recorded, and the warning says so.
+TEST(EventCaptureE6, AShellCommandWithoutItsCommandKeepsItsOutput) {
   const EventCapture c = convert(
       kUser + "\n" +
-      R"({"id":"b1","type":"response","command":"bash","success":true,"data":{"output":"hi\n","exitCode":0}})" + "\n");
+      R"({"id":"b1","type":"response","command":"bash","success":true,"data":{"output":"hi\n","exitCode":2}})" + "\n");
   EXPECT_EQ(codes(c.diagnostics), "PH604@2:1 ");
-  EXPECT_EQ(c.repairs.at("lost-bash-execution"), 1u);
-  EXPECT_EQ(lines_of(c.thread).size(), 2u);
+  EXPECT_EQ(c.repairs.at("bash-execution-without-command"), 1u);
+  const auto lines = lines_of(c.thread);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_STREQ(parse(lines[2])["data"]["message"]["content"][0]["text"].GetString(),
+               "Ran a shell command the capture did not record\n```\nhi\n\n```\n\nCommand exited with code 2");
+  EXPECT_EQ(c.origins.at(2).line, 2u);
 }
 
 // E7: streams.
