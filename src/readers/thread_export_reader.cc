@@ -4,11 +4,10 @@
 // assembled in memory around them.
 #include "readers/thread_export_reader.h"
 
-#include <regex>
-
 #include "core/files.h"
 #include "core/mapped_file.h"
 #include "core/spool_indexer.h"
+#include "readers/head_record.h"
 #include "readers/readers.h"
 #include "readers/thread_export.h"
 
@@ -87,6 +86,18 @@ ReadSession convert_export(const std::string& name, const ReadOptions& options, 
   return out;
 }
 
+// Whether `text` has the member "format":"thread-export" (white space allowed around the colon).
+bool has_format_marker(std::string_view text) {
+  constexpr std::string_view key = "\"format\"", value = "\"thread-export\"";
+  for (std::size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+    std::size_t pos = text.find_first_not_of(" \t\r\n", at + key.size());
+    if (pos == std::string_view::npos || text[pos] != ':') continue;
+    pos = text.find_first_not_of(" \t\r\n", pos + 1);
+    if (pos != std::string_view::npos && text.compare(pos, value.size(), value) == 0) return true;
+  }
+  return false;
+}
+
 class ThreadExportFormat final : public Reader {
  public:
   const ReaderInfo& info() const override {
@@ -96,11 +107,14 @@ class ThreadExportFormat final : public Reader {
     return info;
   }
   int bid(const InputHead& head) const override {
-    // The format's own marker, at the start: a JSONL variant's first line or
-    // a document's first members (pretty-printed or not).
-    static const std::regex marker(R"re("format"\s*:\s*"thread-export")re");
-    const std::string_view start = head.text.substr(0, 4096);
-    return std::regex_search(start.begin(), start.end(), marker) ? kBidMarker : kBidNone;
+    // The JSONL variant's first line, or a document that fits on its first line.
+    rapidjson::Document doc;
+    if (!head.lines.empty() && parse_head_record(head.lines[0], doc))
+      return json_string(doc, "format") == "thread-export" ? kBidMarker : kBidNone;
+    // A document pretty-printed, or too long for the head: the marker among its first members, before its entries.
+    const std::string_view start = head.text.substr(0, head.text.find("\"entries\""));
+    const std::size_t open = start.find_first_not_of(" \t\r\n");
+    return open != std::string_view::npos && start[open] == '{' && has_format_marker(start) ? kBidMarker : kBidNone;
   }
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     // A file is read in place: the peak memory does not follow the export's size.

@@ -78,6 +78,13 @@ TEST(Readers, EachFormatIsFoundFromItsFirstRecords) {
   EXPECT_EQ(format_of("{\"type\":\"response\",\"command\":\"get_state\",\"success\":true}"), "pi-events");
   EXPECT_EQ(format_of("{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"}}"), "thread-export");
   EXPECT_EQ(format_of("{\n  \"format\": \"thread-export\",\n  \"version\": 1,"), "thread-export");
+  EXPECT_EQ(format_of("{\n  \"thread\": {\"id\": \"t\"},\n  \"format\" : \"thread-export\",\n  \"entries\": ["),
+            "thread-export");
+  // The marker inside a record's text is not a thread export's.
+  EXPECT_EQ(format_of("{\"type\":\"agent_start\"}\n{\"type\":\"message_end\",\"message\":{\"role\":\"user\","
+                      "\"content\":\"{\\\"format\\\":\\\"thread-export\\\"}\"}}\n"),
+            "pi-events");
+  EXPECT_EQ(format_of("{\n  \"entries\": [{\"text\": \"\\\"format\\\": \\\"thread-export\\\"\"}"), "none");
   const std::string tried = ReaderRegistry::standard().tried();
   for (const Reader* r : ReaderRegistry::standard().readers())
     EXPECT_NE(tried.find(r->info().title), std::string::npos) << r->info().name;
