@@ -1,6 +1,8 @@
 # bash completion for pi-hydrate (man pi-hydrate): commands, options, option
 # values and file names. Plain bash: needs none of the bash-completion
 # package's helpers. Installed as bash-completion/completions/pi-hydrate.
+# The input formats (--from) and pi versions (--pi-version) are the
+# program's own: it lists them (--list-formats, --list-pi-versions).
 
 _pi_hydrate() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" i
@@ -19,7 +21,7 @@ _pi_hydrate() {
   if ((COMP_CWORD > 1)); then
     case "${COMP_WORDS[1]}" in
       validate | tree | context | hydrate) command="${COMP_WORDS[1]}" ;;
-      --help | -h | --version) return 0 ;;
+      --help | -h | --version | --list-formats | --list-pi-versions) return 0 ;;
       -*) command=hydrate ;;
     esac
   fi
@@ -28,10 +30,10 @@ _pi_hydrate() {
     --allow-missing-cwd --no-verify --report --leaf --label --tools --flatten-max-chars --thinking
     --prune-compacted --session-id --timestamp --partial --no-trailer --pi-version --max-line-bytes
     --max-depth --max-entries --help"
-  local validate_options="--level --pi-version --no-cwd-check --process-cwd --format --linear
+  local validate_options="--level --pi-version --no-cwd-check --process-cwd --format --linear --from
     --max-line-bytes --max-depth --max-entries -j --jobs --list-codes --help"
-  local tree_options="--pi-version --format --width --help"
-  local context_options="--pi-version --format --full --leaf --label --help"
+  local tree_options="--pi-version --format --width --from --help"
+  local context_options="--pi-version --format --full --leaf --label --from --help"
 
   # The value of the option before the cursor.
   local values=""
@@ -40,8 +42,8 @@ _pi_hydrate() {
     --thinking) values="keep drop" ;;
     --report) values="text json" ;;
     --partial) values="drop keep text" ;;
-    --from) values="pi claude-code codex" ;;
-    --pi-version) values="0.78 1.5" ;;
+    --from) values="$("${COMP_WORDS[0]}" --list-formats 2>/dev/null | cut -f1)" ;;
+    --pi-version) values="$("${COMP_WORDS[0]}" --list-pi-versions 2>/dev/null | cut -f1)" ;;
     --level) values="load resume lint" ;;
     --format)
       if [[ "$command" == validate ]]; then values="text json github"; else values="text json"; fi ;;
@@ -62,7 +64,8 @@ _pi_hydrate() {
   fi
 
   if [[ -z "$command" ]]; then
-    mapfile -t COMPREPLY < <(compgen -W "hydrate validate tree context --thread --session --events --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "hydrate validate tree context --thread --session --events --help --version
+      --list-formats --list-pi-versions" -- "$cur")
     return 0
   fi
   if [[ "$cur" == -* ]]; then

@@ -1,5 +1,7 @@
 # fish completion for pi-hydrate (man pi-hydrate): commands, options, option
 # values and file names. Installed as fish/vendor_completions.d/pi-hydrate.fish.
+# The input formats (--from) and pi versions (--pi-version) are the
+# program's own: it lists them (--list-formats, --list-pi-versions).
 
 set -l commands hydrate validate tree context
 
@@ -9,13 +11,14 @@ complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a vali
 complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a tree -d 'Show the session tree as pi reads it'
 complete -c pi-hydrate -f -n "not __fish_seen_subcommand_from $commands" -a context -d 'Show the conversation pi will send'
 complete -c pi-hydrate -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version and commit'
+complete -c pi-hydrate -n "not __fish_seen_subcommand_from $commands" -l list-formats -d 'Print the input formats'
+complete -c pi-hydrate -n "not __fish_seen_subcommand_from $commands" -l list-pi-versions -d 'Print the pi versions'
 complete -c pi-hydrate -s h -l help -d 'Print the options'
 
 # Hydration: with `hydrate` or with no command word.
 set -l hydrating "not __fish_seen_subcommand_from validate tree context"
 complete -c pi-hydrate -n $hydrating -r -F -l thread -d 'Thread export to hydrate, or - for stdin'
-complete -c pi-hydrate -n $hydrating -r -F -l session -d 'Session to hydrate (pi, Claude Code or Codex), or - for stdin'
-complete -c pi-hydrate -n $hydrating -x -a 'pi claude-code codex' -l from -d 'What the --session file is'
+complete -c pi-hydrate -n $hydrating -r -F -l session -d 'Session to hydrate, in any format pi-hydrate reads, or - for stdin'
 complete -c pi-hydrate -n $hydrating -r -F -l events -d "Capture of pi's --mode json or rpc stdout, or - for stdin"
 complete -c pi-hydrate -n $hydrating -x -a '(__fish_complete_directories)' -l cwd -d 'Working directory of the new session'
 complete -c pi-hydrate -n $hydrating -r -F -s o -l output -d 'Output file, or - for stdout'
@@ -39,8 +42,9 @@ complete -c pi-hydrate -n $hydrating -x -l max-line-bytes -d 'Longest session li
 complete -c pi-hydrate -n $hydrating -x -l max-depth -d 'Deepest JSON nesting read'
 complete -c pi-hydrate -n $hydrating -x -l max-entries -d 'Most entries read'
 
-# --pi-version: every command.
-complete -c pi-hydrate -x -a '0.78 1.5' -l pi-version -d 'Read as this pi version does'
+# --pi-version and --from: every command.
+complete -c pi-hydrate -x -a '(pi-hydrate --list-pi-versions 2>/dev/null | cut -f1)' -l pi-version -d 'Read as this pi version does'
+complete -c pi-hydrate -x -a '(pi-hydrate --list-formats 2>/dev/null | cut -f1,2)' -l from -d 'What the input is'
 
 # validate
 set -l validating "__fish_seen_subcommand_from validate"

@@ -99,7 +99,7 @@ struct SentModel {
 };
 
 struct ResumeContext {
-  PiVersion version = PiVersion::k1_5;
+  PiVersion version = newest_pi_version();
   bool loads = false;                  // false: pi does not load the file; see the view's failure
   std::int64_t leaf = -1;              // node the path ends at
   std::uint64_t leaf_line = 0;         // its line

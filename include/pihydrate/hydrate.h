@@ -23,7 +23,7 @@ enum class PartialPolicy : std::uint8_t { kDrop, kKeep, kText };
 enum class ThinkingPolicy : std::uint8_t { kKeep, kDrop };
 
 struct HydrateOptions {
-  std::string cwd;  // written to the header as given (the CLI makes it absolute)
+  std::string cwd;  // written to the header as given (the CLI makes it absolute); empty: the input's own
   ToolPolicy tools = ToolPolicy::kPair;
   ThinkingPolicy thinking = ThinkingPolicy::kKeep;
   std::size_t flatten_max_chars = 4000;
@@ -32,7 +32,7 @@ struct HydrateOptions {
   std::optional<std::string> session_id;
   std::optional<std::string> timestamp;
   bool prune_compacted = false;
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   IndexOptions index;
 };
 

@@ -12,21 +12,18 @@
 #include <string_view>
 #include <vector>
 
+#include "pihydrate/pi_profile.h"
 #include "pihydrate/session_index.h"
 
 namespace pihydrate {
 
-enum class PiVersion : std::uint8_t { k0_78, k1_5 };
-std::optional<PiVersion> parse_pi_version(std::string_view text);  // "0.78", "1.5"
-const char* pi_version_name(PiVersion version);
-
 enum class LoadOutcome : std::uint8_t {
   kLoads,         // pi starts with the file's own content
   kFreshSession,  // empty file: pi writes a new header into it
-  kReplaced,      // 0.78: no valid header, pi truncates the file and starts fresh
-  kRefused,       // 1.5: "Session file is not a valid pi session"
+  kReplaced,      // no valid header, pi truncates the file and starts fresh (replaces_file_without_header)
+  kRefused,       // no valid header: "Session file is not a valid pi session"
   kCrash,         // an exception while loading
-  kHang,          // 0.78 on a parent cycle: an endless loop
+  kHang,          // an endless loop on a parent cycle (hangs_on_parent_cycle)
 };
 
 // Where a node's parentId leads.
@@ -44,7 +41,8 @@ struct ContextItem {
 };
 
 struct PiView {
-  PiVersion version = PiVersion::k1_5;
+  PiVersion version = newest_pi_version();
+  const PiProfile& profile() const { return pi_profile(version); }
   LoadOutcome outcome = LoadOutcome::kLoads;
   std::string failure;  // pi's own words, when it does not load
   std::uint64_t failure_line = 0;
@@ -80,7 +78,9 @@ struct PiView {
   bool loads() const { return outcome == LoadOutcome::kLoads; }
 };
 
-PiView build_pi_view(const SessionIndex& index, PiVersion version);
+// `ignore_bom`: read the file as if a leading UTF-8 BOM were not there
+// (hydration does, to rescue a file pi refuses only because of it).
+PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_bom = false);
 
 // The key a JavaScript Map sees for an id-like member: its JSON kind takes
 // part, since byId.get("5") does not find an entry whose id is the number 5.

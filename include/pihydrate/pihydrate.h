@@ -85,15 +85,12 @@ struct Limits {
   std::size_t max_entries = 50'000'000;
 };
 
-// What a session file is: pi's own, a Claude Code transcript or a Codex
-// rollout (docs/claude-code.md, docs/codex.md). kAuto: found from the
-// file's first record.
-enum class SessionFormat : std::uint8_t { kAuto, kPi, kClaudeCode, kCodex };
-const char* session_format_name(SessionFormat format);  // "pi", "claude-code", "codex", "auto"
+class ReaderRegistry;  // reader.h: the input formats, one reader each
 
 // What the caller wants of a hydration (the command's options, docs/cli.md).
 struct HydrateRequest {
-  std::string cwd;             // the new session's working directory, written as given: pass an absolute path
+  std::string cwd;             // the new session's working directory, written as given (pass an absolute
+                               // path); empty: the input's own
   bool cwd_must_exist = true;  // the verification requires it (false: --allow-missing-cwd)
   ToolPolicy tools = ToolPolicy::kPair;
   std::size_t flatten_max_chars = 4000;
@@ -103,10 +100,13 @@ struct HydrateRequest {
   std::optional<std::string> label;       // or the branch ending at the entry with this label
   std::optional<std::string> session_id;  // default: the input's (a thread's, derived from thread.id)
   std::optional<std::string> timestamp;   // default: the input's (a thread's createdAt)
-  PiVersion pi_version = PiVersion::k1_5;
-  PartialPolicy partial = PartialPolicy::kDrop;  // thread exports: an interrupted stream
-  bool trailer = true;                           // thread exports: session_info, model_change, thinking_level_change
-  SessionFormat from = SessionFormat::kAuto;     // hydrate_session: what the file is
+  PiVersion pi_version = newest_pi_version();
+  PartialPolicy partial = PartialPolicy::kDrop;  // thread exports, event captures: an interrupted stream
+  bool trailer = true;  // thread exports, event captures: session_info, model_change, thinking_level_change
+  // What the input is: a reader's name (ReaderInfo::name: "pi", "claude-code", ...); empty: the
+  // reader that recognises its first lines (docs/cli.md, "Input formats").
+  std::string from;
+  const ReaderRegistry* readers = nullptr;  // the formats to choose from; null: every one pi-hydrate reads
   Limits limits;
   bool verify = true;  // validate the output before it is committed
 };
@@ -116,10 +116,9 @@ struct HydrateResult {
   // The file written (or that would have been, when verification failed);
   // empty for a sink, and for a directory until the session id is known.
   std::string path;
-  // False when a thread export could not be converted: the report then holds its errors only.
+  // False when the input could not be read as its format: the report then holds those errors only.
   bool input_converted = true;
-  // What hydrate_session read the file as (kPi for the other inputs).
-  SessionFormat format = SessionFormat::kPi;
+  std::string format;  // the reader it was read with ("pi", "thread-export", "claude-code", ...)
   // Diagnostics name the input's positions: a thread's as `entries[i] (id "...")`
   // at the entry's line:col, a session's at its line. (report.carried, with
   // verification on, names the output's strings its verification stepped over.)
@@ -141,42 +140,79 @@ struct ProcessHooks {
   // previous SIGBUS handler is restored after it is read. Unset: no handler
   // (such a SIGBUS ends the process).
   std::function<std::string(const Diagnostic&)> exit_on_shrunk_input;
-  // Called as each phase of the job starts, with its name ("reading the
-  // session", "converting the event capture", "converting the thread
-  // export", "converting the Claude Code transcript", "converting the Codex
-  // rollout", "writing the session", "verifying the output"), on the calling
-  // thread: for a progress display.
+  // Called as each phase of the job starts, with its name ("reading the pi
+  // session" or "converting the " and the format's title, as in "converting
+  // the thread export"; then "writing the session", "verifying the output"),
+  // on the calling thread: for a progress display.
   std::function<void(const char* phase)> on_phase;
 };
 
-// Hydrates a pi session (v1, v2 or v3). Throws IoError for what is not the
-// input's fault (a file that cannot be opened or written, a refused target).
+// Hydrates an input of any format the registry reads (a pi session of any
+// version, a thread export, a capture of pi's events, another agent's
+// transcript): its reader turns it into the pi session it stands for, which
+// is hydrated, verified and written. Throws IoError for what is not the
+// input's fault (a file that cannot be opened or written, a refused target)
+// and std::invalid_argument for a request the command refuses as a usage
+// error (an unknown `from`).
+HydrateResult hydrate(const Input& input, const HydrateRequest& request, const Output& output,
+                      const ProcessHooks& hooks = {});
+// The same; kept for callers of the earlier calls, one per input.
 HydrateResult hydrate_session(const Input& input, const HydrateRequest& request, const Output& output,
                               const ProcessHooks& hooks = {});
-// Hydrates a thread export (docs/thread-export.md), the same way.
+// The same with request.from "thread-export" (docs/thread-export.md).
 HydrateResult hydrate_thread(const Input& input, const HydrateRequest& request, const Output& output,
                              const ProcessHooks& hooks = {});
-// Hydrates a capture of pi's stdout in --mode json or --mode rpc (docs/events.md):
-// mapped to a thread export, then hydrated as one. Diagnostics are at the
-// capture's line:column; report.entries_read counts its events.
+// The same with request.from "pi-events": a capture of pi's stdout in --mode json or --mode rpc
+// (docs/events.md); report.entries_read counts its events.
 HydrateResult hydrate_events(const Input& input, const HydrateRequest& request, const Output& output,
                              const ProcessHooks& hooks = {});
 
+// The pi session an input stands for, as tree, context and validate read it:
+// pi's own session as it is; any other format converted and hydrated in
+// memory as `pi-hydrate --session` writes it (with the input's own cwd).
+struct SessionOfInput {
+  std::string format;      // the reader's name
+  bool converted = false;  // false: `session` is the input itself
+  Input session = Input::bytes(std::string());
+  HydrateResult conversion;  // when converted: what converting it found, at the input's positions
+};
+SessionOfInput read_session_of(const Input& input, const std::string& from = {},
+                               PiVersion version = newest_pi_version(), const ReaderRegistry* readers = nullptr);
+
+// The session tree pi reads from `input` (`pi-hydrate tree`), as `version`
+// of pi does; an input of another format is converted first
+// (read_session_of). Throws IoError when it cannot be read.
+SessionTree read_session_tree(const Input& input, PiVersion version, const std::string& from = {});
+SessionTree read_session_tree(const std::string& path, PiVersion version);
+
+// Validates `input` as `pi-hydrate validate` does: a pi session as pi loads
+// it; an input of another format by what converting it finds
+// (read_session_of): its warnings, and an error for each thing that stops it.
+FileReport validate_input(const Input& input, const ValidateOptions& options = {}, const std::string& from = {});
+
 // What pi sends when it resumes a session (`pi-hydrate context`).
 struct ContextOptions {
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
+  std::string from;                    // what the input is (HydrateRequest::from); empty: found from its first lines
   std::optional<std::string> leaf_id;  // another branch: the one ending at this entry id (--leaf)
   std::optional<std::string> label;    // or at the entry with this label (--label)
 };
 struct ContextReport {
-  std::string file;        // the input's name, as in diagnostics
-  ResumeContext context;   // context.loads is false when pi does not load the file
-  Diagnostics errors;      // why not: pi's load errors, or a crash building the chosen branch
-  Diagnostics bad_branch;  // --leaf or --label names no entry: nothing was built
+  std::string file;    // the input's name, as in diagnostics
+  std::string format;  // what it was read as ("pi", "claude-code", ...)
+  // An input of another format is converted first: what converting it found
+  // (warnings; an error means it could not be converted, and nothing is
+  // built), at the input's positions.
+  Diagnostics conversion;
+  bool not_converted = false;  // it could not be converted: there is no context
+  ResumeContext context;       // context.loads is false when pi does not load the file
+  Diagnostics errors;          // why not: pi's load errors, or a crash building the chosen branch
+  Diagnostics bad_branch;      // --leaf or --label names no entry: nothing was built
 };
 // Reads `input` as options.pi_version of pi does (the header cwd is not
-// checked: the session is usually meant for another machine). Throws IoError
-// when it cannot be read.
+// checked: the session is usually meant for another machine); an input of
+// another format is converted first (read_session_of). Throws IoError when
+// it cannot be read.
 ContextReport resume_context(const Input& input, const ContextOptions& options = {});
 
 }  // namespace pihydrate

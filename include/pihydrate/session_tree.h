@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/hydrate.h"
 #include "pihydrate/pi_view.h"
 
 namespace pihydrate {
@@ -29,7 +30,10 @@ struct TreeNode {
 
 struct SessionTree {
   std::string file;
-  PiVersion version = PiVersion::k1_5;
+  std::string format = "pi";   // what the input was read as; another format is converted first
+  Diagnostics conversion;      // what converting it found, at the input's positions
+  bool not_converted = false;  // it could not be converted (conversion says why): there is no tree
+  PiVersion version = newest_pi_version();
   bool loads = false;
   std::string failure;          // why pi does not load it
   std::string session_id;       // the header's id
@@ -42,7 +46,8 @@ struct SessionTree {
   Diagnostics diagnostics;      // what pi skips or changes on load (validate --level load)
 };
 
-// Reads the file as `version` of pi does. Throws IoError when it cannot be read.
-SessionTree read_session_tree(const std::string& path, PiVersion version);
+// The tree `version` of pi reads from an indexed session (whose lines
+// `lines` reads again). read_session_tree (pihydrate.h) reads an input of any format.
+SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version);
 
 }  // namespace pihydrate

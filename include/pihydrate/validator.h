@@ -13,7 +13,7 @@ namespace pihydrate {
 
 struct ValidateOptions {
   Level level = Level::kResume;  // report diagnostics up to this level
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   bool check_cwd = true;    // --no-cwd-check turns it off
   bool linear = false;      // --linear: branching is an error
   std::string process_cwd;  // relative header cwds resolve here; empty: the real one
@@ -40,6 +40,11 @@ struct FileReport {
 FileReport validate_index(const SessionIndex& index, const ValidateOptions& options);
 // The same with pi's view of it already built (for options.pi_version).
 FileReport validate_index(const SessionIndex& index, const PiView& view, const ValidateOptions& options);
+
+// The report of a file's findings (sorted): verdicts from their severities
+// and levels, counts, and at most 100 listed per code up to `level`.
+FileReport summarize_findings(const std::string& file, std::uint64_t lines, std::uint64_t entries, Diagnostics all,
+                              Level level);
 
 // Reads `source` in one streaming pass and validates it.
 FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options);

@@ -34,8 +34,8 @@ constexpr const char* kCommit = PIHYDRATE_COMMIT;  // short hash, "-dirty" if ch
 void print_usage(std::ostream& out) {
   out << "pi-hydrate " << kVersion << ": make pi sessions resume anywhere\n"
       << "\n"
-      << "Hydrate a thread export (the main job), a session (pi's, Claude Code's or Codex's) or a capture\n"
-      << "of pi's events for a new working directory:\n"
+      << "Hydrate a thread export (the main job), a session (pi's or another agent's) or a capture of\n"
+      << "pi's events for a new working directory:\n"
       << "  pi-hydrate --thread FILE --cwd DIR [-o OUT] [options]\n"
       << "      pi-hydrate --thread t.json --cwd /sandbox -o s.jsonl && pi --session s.jsonl\n"
       << "  pi-hydrate --session FILE --cwd DIR [-o OUT] [options]\n"
@@ -56,6 +56,8 @@ void print_usage(std::ostream& out) {
   out << "\n"
       << "  pi-hydrate COMMAND --help    every option of a command (pi-hydrate --session --help: hydration)\n"
       << "  pi-hydrate --version         version and the commit it was built from\n"
+      << "  pi-hydrate --list-formats    the input formats --session reads (--from takes their names)\n"
+      << "  pi-hydrate --list-pi-versions  the pi versions --pi-version takes\n"
       << "\n"
       << "Exit codes: 0 done, no errors; 1 errors found in the input (nothing written); 2 usage or I/O failure.\n"
       << "Docs: man pi-hydrate, docs/cli.md, docs/diagnostics.md\n";
@@ -94,6 +96,14 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
   }
   if (args[0] == "--version") {
     out << "pi-hydrate " << kVersion << " (commit " << kCommit << ")\n";
+    return kExitOk;
+  }
+  if (args[0] == "--list-formats" || args[0] == "--list-pi-versions") {
+    if (args.size() > 1) {
+      err << "pi-hydrate: error: " << args[0] << " takes no arguments\n";
+      return kExitUsage;
+    }
+    (args[0] == "--list-formats" ? list_formats : list_pi_versions)(out);
     return kExitOk;
   }
   try {

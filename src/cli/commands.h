@@ -22,11 +22,32 @@ int run_tree(const std::vector<std::string>& args, std::istream& in, std::ostrea
 int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
                 bool own_process);
 
+// The options every command shares (shared_options.cc), from the tables
+// behind them. --pi-version: its help, and its value; false, with the
+// message a usage error prints, when it names no version pi-hydrate knows.
+std::string pi_version_option_help(const char* reads);
+bool read_pi_version_option(const std::string& text, PiVersion& version, std::string& error);
+// --from: its help, and whether a reader has that name (false: the message lists them).
+std::string from_option_help();
+bool read_from_option(const std::string& text, std::string& error);
+// The readers for --help: name, title, where the tool keeps them, their doc.
+std::string input_formats_help();
+// "Claude Code transcript" for "claude-code".
+std::string format_title(const std::string& name);
+// For tree and context of an input that is not a pi session: what it was
+// read as, and what converting it found.
+void write_conversion_text(const std::string& file, const std::string& format, const Diagnostics& conversion,
+                           bool converted, std::ostream& out);
+// --list-formats and --list-pi-versions: one per line, tab-separated, for
+// scripts and the shell completions.
+void list_formats(std::ostream& out);
+void list_pi_versions(std::ostream& out);
+
 enum class ReportFormat { kText, kJson, kGithub };
 
 struct ValidateRun {
   std::vector<FileReport> reports;
-  PiVersion pi_version = PiVersion::k1_5;
+  PiVersion pi_version = newest_pi_version();
   Level level = Level::kResume;
 };
 

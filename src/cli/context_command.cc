@@ -23,7 +23,10 @@ bash executions and custom messages become user messages) and pi-ai's repairs
 a call without a result, thinking of another model dropped). Each message
 names the line it comes from; what pi dropped is listed with the reason.
 Texts are cut to 100 characters unless --full. FILE `-` reads standard input.
-The header cwd is not checked (validate does).
+The header cwd is not checked (validate does). A file of another format (see
+pi-hydrate --session --help) is converted first, as pi-hydrate --session
+converts it: this is what pi sends once it is converted. --from names the
+format instead of finding it from the first lines.
 
 Exit codes: 0 shown; 1 pi does not load the file, or pi-ai throws building the
 request (the reason is printed with its line); 2 usage or I/O failure, or no
@@ -34,6 +37,7 @@ Examples:
   pi-hydrate context --pi-version 0.78 --full session.jsonl
   pi-hydrate context --format json session.jsonl | jq '.messages[] | .role'
   pi-hydrate context --label before-refactor session.jsonl
+  pi-hydrate context ~/.codex/sessions/2026/11/26/rollout-<time>-<id>.jsonl
 )";
 
 constexpr std::size_t kShortChars = 100;  // code points of a shortened text
@@ -88,9 +92,9 @@ std::string drop_explanation(const DroppedEntry& d) {
     case DropReason::kEmptyBranchSummary: return "the branch summary is empty: pi skips it";
     case DropReason::kBashExcluded: return "excludeFromContext (a !! command): convertToLlm leaves it out";
     case DropReason::kUnknownRole: return "convertToLlm knows no such role and leaves it out";
-    case DropReason::kSystemRole: return "pi 0.78's convertToLlm leaves system messages out";
+    case DropReason::kSystemRole: return "this pi version's convertToLlm leaves system messages out";
     case DropReason::kSystemBeforeCompaction:
-      return "a system message before the compaction at line " + std::to_string(d.by_line) + ": pi 1.5 leaves it out";
+      return "a system message before the compaction at line " + std::to_string(d.by_line) + ": pi leaves it out";
     case DropReason::kContextEditRemoved: return "removed by the context_edit at line " + std::to_string(d.by_line);
     case DropReason::kErrorAssistant: return "stopReason \"error\": pi-ai skips error and aborted turns";
     case DropReason::kAbortedAssistant: return "stopReason \"aborted\": pi-ai skips error and aborted turns";
@@ -172,8 +176,9 @@ void write_string(const std::string& s, JsonWriter& w) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void write_json(const std::string& file, const ResumeContext& rc, bool full, const Diagnostics& load_errors,
-                std::ostream& out) {
+void write_json(const ContextReport& report, bool full, const Diagnostics& load_errors, std::ostream& out) {
+  const std::string& file = report.file;
+  const ResumeContext& rc = report.context;
   rapidjson::OStreamWrapper os(out);
   JsonWriter w(os);
   w.StartObject();
@@ -181,6 +186,12 @@ void write_json(const std::string& file, const ResumeContext& rc, bool full, con
   w.String("pi-hydrate context");
   w.Key("file");
   write_string(file, w);
+  w.Key("format");
+  write_string(report.format, w);
+  w.Key("conversion");
+  w.StartArray();
+  for (const Diagnostic& d : report.conversion) write_diagnostic_json(d, w);
+  w.EndArray();
   w.Key("piVersion");
   w.String(pi_version_name(rc.version));
   w.Key("loadable");
@@ -321,12 +332,13 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   cxxopts::Options options("pi-hydrate context", "Show the conversation pi sends when it resumes a session.");
   options.custom_help("[options]");
   options.positional_help("FILE|-");
-  options.add_options()("pi-version", "Follow this pi version: 0.78 or 1.5",
-                        cxxopts::value<std::string>()->default_value("1.5"))(
+  options.add_options()("pi-version", pi_version_option_help("Build the request"),
+                        cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
       "format", "Output: text or json", cxxopts::value<std::string>()->default_value("text"))(
       "full", "Show whole texts and arguments")("leaf", "Resume from this entry id instead of pi's leaf",
                                                 cxxopts::value<std::string>())(
-      "label", "Resume from the entry carrying this label", cxxopts::value<std::string>())("h,help", "Print this help")(
+      "label", "Resume from the entry carrying this label", cxxopts::value<std::string>())(
+      "from", from_option_help(), cxxopts::value<std::string>())("h,help", "Print this help")(
       "files", "Session file", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
   std::vector<const char*> argv{"pi-hydrate context"};
@@ -347,12 +359,13 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "pi-hydrate: error: --format must be text or json, not '" << format << "'\n";
     return kExitUsage;
   }
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) {
-    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '" << parsed["pi-version"].as<std::string>()
-        << "'\n";
+  PiVersion version_read = newest_pi_version();
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
     return kExitUsage;
   }
+  const std::optional<PiVersion> version = version_read;
   if (parsed.count("leaf") && parsed.count("label")) {
     err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
     return kExitUsage;
@@ -367,6 +380,14 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
 
   ContextOptions request;
   request.pi_version = *version;
+  if (parsed.count("from")) {
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
+      err << "pi-hydrate: error: " << error << "\n";
+      return kExitUsage;
+    }
+    request.from = parsed["from"].as<std::string>();
+  }
   if (parsed.count("leaf")) request.leaf_id = parsed["leaf"].as<std::string>();
   if (parsed.count("label")) request.label = parsed["label"].as<std::string>();
   const std::string& path = files[0];
@@ -379,8 +400,11 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   const std::string& name = report.file;
   const Diagnostics& load_errors = report.errors;
 
+  if (format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
   if (format == "json") {
-    write_json(name, rc, full, rc.loads ? Diagnostics{} : load_errors, out);
+    write_json(report, full, rc.loads ? Diagnostics{} : load_errors, out);
+  } else if (report.not_converted) {
+    out << name << ": nothing is sent\n";
   } else if (!rc.loads) {
     for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
     out << name << ": NOT loadable by pi " << pi_version_name(*version) << ": nothing is sent\n";

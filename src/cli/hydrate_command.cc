@@ -3,8 +3,8 @@
 // committing the output, is the library's (hydrate_session, hydrate_thread,
 // hydrate_events).
 #include <algorithm>
-#include <atomic>
 #include <map>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 
@@ -20,6 +20,7 @@
 #include "pihydrate/output_file.h"
 #include "pihydrate/pi_paths.h"
 #include "pihydrate/pihydrate.h"
+#include "pihydrate/reader.h"
 
 namespace pihydrate {
 namespace {
@@ -57,11 +58,11 @@ An event capture (--events) is what pi printed on stdout in --mode json or
 are mapped to a thread export and hydrated as one. Lines that are not JSON
 are reported and skipped.
 
-A Claude Code transcript (~/.claude/projects/<dir>/<session id>.jsonl) or a
-Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl) given to
---session is converted to the pi session it stands for and hydrated as one
-(docs/claude-code.md, docs/codex.md); the format is found from the file's
-first record, or named with --from. What cannot be carried over is reported.
+--session takes an input of any format below: its format is found from its
+first lines, or named with --from, and it is converted to the pi session it
+stands for and hydrated as one. What cannot be carried over is reported.
+--thread FILE is --session FILE --from thread-export; --events FILE is
+--session FILE --from pi-events.
 
 Tool calls (--tools): pair (default) keeps toolCall/toolResult structure and
 repairs it so every call is followed by its results; flatten turns calls and
@@ -101,17 +102,17 @@ void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
   err << text.str();
 }
 
-// What a --session file was read as, when it was not pi's own.
-std::string read_as(SessionFormat format) {
-  return format == SessionFormat::kClaudeCode ? "Claude Code records"
-         : format == SessionFormat::kCodex    ? "Codex rollout lines"
-                                              : "entries";
+// What the summary counts for an input read as `format` ("Claude Code records").
+std::string records_of(const std::string& format) {
+  const Reader* reader = ReaderRegistry::standard().find(format);
+  return reader != nullptr ? reader->info().records : "entries";
 }
 
-void print_summary_text(const HydrateReport& r, SessionFormat format, const std::string& target, std::ostream& err) {
+void print_summary_text(const HydrateReport& r, const std::string& format, const std::string& target,
+                        std::ostream& err) {
   std::ostringstream text;
   text << "pi-hydrate: wrote " << target << ": " << r.entries_written << " lines from " << r.entries_read << " "
-       << read_as(format) << " read (session " << r.session_id << ")";
+       << records_of(format) << " read (session " << r.session_id << ")";
   if (r.lines_pi_drops) text << "; pi would have dropped " << r.lines_pi_drops << " line(s)";
   text << "\n";
   if (!r.repairs.empty()) {
@@ -122,7 +123,7 @@ void print_summary_text(const HydrateReport& r, SessionFormat format, const std:
   err << text.str();
 }
 
-void print_summary_json(const HydrateReport& r, SessionFormat format, const std::string& target, bool ok,
+void print_summary_json(const HydrateReport& r, const std::string& format, const std::string& target, bool ok,
                         std::ostream& err) {
   std::ostringstream text;
   rapidjson::OStreamWrapper os(text);
@@ -134,9 +135,9 @@ void print_summary_json(const HydrateReport& r, SessionFormat format, const std:
   w.String(target.c_str(), static_cast<rapidjson::SizeType>(target.size()));
   w.Key("sessionId");
   w.String(r.session_id.c_str(), static_cast<rapidjson::SizeType>(r.session_id.size()));
-  if (format != SessionFormat::kAuto) {  // a --session file's (the other inputs have one format each)
+  if (!format.empty()) {  // none when the input could not be read as its format
     w.Key("format");
-    w.String(session_format_name(format));
+    w.String(format.c_str(), static_cast<rapidjson::SizeType>(format.size()));
   }
   w.Key("entriesRead");
   w.Uint64(r.entries_read);
@@ -167,10 +168,21 @@ void print_failure(const Diagnostics& diagnostics, bool json, std::ostream& err)
   if (json) {
     HydrateReport failed;
     failed.diagnostics = diagnostics;
-    print_summary_json(failed, SessionFormat::kAuto, "", false, err);
+    print_summary_json(failed, "", "", false, err);
   } else {
     print_diagnostics(diagnostics, err);
     err << "pi-hydrate: nothing written\n";
+  }
+}
+
+// An input --from named that its reader could not read may be of another
+// format: the first error says so.
+void explain_forced_format(const std::string& from, Diagnostics& diagnostics) {
+  for (Diagnostic& d : diagnostics) {
+    if (d.severity != Severity::kError) continue;
+    d.hint += std::string(d.hint.empty() ? "" : "; ") + "read as " + from +
+              " because of --from; without it the format is found from the first lines";
+    return;
   }
 }
 
@@ -180,14 +192,13 @@ void add_hydrate_options(cxxopts::Options& options) {
       "DIR] [options]");
   options.add_options("Input and output")("thread", "Thread export to hydrate (docs/thread-export.md), or - for stdin",
                                           cxxopts::value<std::string>())(
-      "session", "Session to hydrate: pi's (v1, v2 or v3), a Claude Code transcript or a Codex rollout, or - for stdin",
-      cxxopts::value<std::string>())(
-      "from", "With --session: what the file is, pi|claude-code|codex (default: found from its first record)",
-      cxxopts::value<std::string>())("events",
-                                     "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
-                                     cxxopts::value<std::string>())(
-      "cwd", "Working directory for the new session (made absolute)", cxxopts::value<std::string>())(
-      "o,output", "Output file, or - for stdout", cxxopts::value<std::string>())(
+      "session",
+      "Session to hydrate, in any format below (a pi session of any version, another agent's), or - for stdin",
+      cxxopts::value<std::string>())("from", "With --session: " + from_option_help(), cxxopts::value<std::string>())(
+      "events", "Capture of pi's stdout in json or rpc mode (docs/events.md), or - for stdin",
+      cxxopts::value<std::string>())("cwd", "Working directory for the new session (made absolute)",
+                                     cxxopts::value<std::string>())("o,output", "Output file, or - for stdout",
+                                                                    cxxopts::value<std::string>())(
       "session-dir", "Write DIR/<timestamp>_<session id>.jsonl and print its path", cxxopts::value<std::string>())(
       "agent-dir", "Write into pi's layout under DIR/sessions and print the path", cxxopts::value<std::string>())(
       "force", "Replace an existing output file")("allow-missing-cwd", "Do not require --cwd to exist")(
@@ -207,8 +218,8 @@ void add_hydrate_options(cxxopts::Options& options) {
       "Thread, events: an interrupted chunk stream is dropped, kept (aborted) or kept as text: drop|keep|text",
       cxxopts::value<std::string>()->default_value("drop"))(
       "no-trailer", "Thread, events: do not append session_info / model_change / thinking_level_change")(
-      "pi-version", "Read the input as this pi version does: 0.78 or 1.5",
-      cxxopts::value<std::string>()->default_value("1.5"))("h,help", "Print this help");
+      "pi-version", pi_version_option_help("Read the input"),
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))("h,help", "Print this help");
   // The same memory caps as validate (docs/reliability.md); they apply to the
   // input, to a thread's converted session and to the verified output.
   options.add_options("Limits")("max-line-bytes", "Longest session line read, in bytes",
@@ -244,17 +255,13 @@ std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& re
   request.trailer = parsed.count("no-trailer") == 0;
   if (parsed.count("from")) {
     if (!parsed.count("session"))
-      return "--from says what a --session file is; it does not apply to --thread or --events";
-    const std::string from = parsed["from"].as<std::string>();
-    if (from == "pi")
-      request.from = SessionFormat::kPi;
-    else if (from == "claude-code")
-      request.from = SessionFormat::kClaudeCode;
-    else if (from == "codex")
-      request.from = SessionFormat::kCodex;
-    else
-      return "--from must be pi, claude-code or codex, not '" + from + "'";
+      return "--from says what a --session file is; --thread and --events say it themselves";
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) return error;
+    request.from = parsed["from"].as<std::string>();
   }
+  if (parsed.count("thread")) request.from = "thread-export";
+  if (parsed.count("events")) request.from = "pi-events";
   if (!parsed.count("cwd")) return "--cwd DIR is required: the working directory of the new session";
   int outputs = static_cast<int>(parsed.count("output") + parsed.count("session-dir") + parsed.count("agent-dir"));
   if (outputs > 1) return "give at most one of -o FILE, --session-dir DIR, --agent-dir DIR";
@@ -275,9 +282,9 @@ std::string parse_request(const cxxopts::ParseResult& parsed, HydrateRequest& re
   const std::string report_format = parsed["report"].as<std::string>();
   if (report_format != "text" && report_format != "json")
     return "--report must be text or json, not '" + report_format + "'";
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) return "--pi-version must be 0.78 or 1.5";
-  request.pi_version = *version;
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), request.pi_version, version_error))
+    return version_error;
   request.flatten_max_chars = parsed["flatten-max-chars"].as<std::size_t>();
   request.limits.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
   if (request.limits.max_line_bytes > kMaxLineBytesLimit)
@@ -325,14 +332,14 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     return fail_usage(err, e.what());
   }
   if (parsed.count("help")) {
-    out << options.help() << kHydrateHelp;
+    out << options.help() << kHydrateHelp << input_formats_help();
     return kExitOk;
   }
   if (!parsed.unmatched().empty()) return fail_usage(err, "unexpected argument '" + parsed.unmatched()[0] + "'");
   if (parsed.count("session") + parsed.count("thread") + parsed.count("events") != 1)
     return fail_usage(err,
-                      "give exactly one input: --thread FILE (a thread export), --session FILE (a pi session) or "
-                      "--events FILE (a capture of pi's events)");
+                      "give exactly one input: --session FILE (a session of any format), --thread FILE (a thread "
+                      "export) or --events FILE (a capture of pi's events)");
   HydrateRequest request;
   if (std::string usage = parse_request(parsed, request); !usage.empty()) return fail_usage(err, usage);
   const bool json = parsed["report"].as<std::string>() == "json";
@@ -371,19 +378,18 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
       return message.str();
     };
   }
-  // The first phase is named before the library reports it: a line drawn at
-  // once never says less than what is happening.
-  std::atomic<const char*> phase{input_option == std::string("thread")   ? "converting the thread export"
-                                 : input_option == std::string("events") ? "converting the event capture"
-                                                                         : "reading the session"};
-  hooks.on_phase = [&phase](const char* name) { phase.store(name); };
+  // The phases are the library's; the line drawn before the first says what is happening.
+  std::mutex phase_mutex;
+  std::string phase = "reading the input";
+  hooks.on_phase = [&phase, &phase_mutex](const char* name) {
+    std::lock_guard<std::mutex> lock(phase_mutex);
+    phase = name;
+  };
   // Not while the session itself goes to the terminal.
-  ProgressLine progress(ProgressLine::wanted(own_process) && !to_stdout,
-                        [&phase, &input_path] { return std::string(phase.load()) + ": " + input_path; });
-  using Hydrate = HydrateResult (*)(const Input&, const HydrateRequest&, const Output&, const ProcessHooks&);
-  const Hydrate hydrate = input_option == std::string("thread")   ? hydrate_thread
-                          : input_option == std::string("events") ? hydrate_events
-                                                                  : static_cast<Hydrate>(hydrate_session);
+  ProgressLine progress(ProgressLine::wanted(own_process) && !to_stdout, [&phase, &phase_mutex, &input_path] {
+    std::lock_guard<std::mutex> lock(phase_mutex);
+    return phase + ": " + input_path;
+  });
   const HydrateResult result = hydrate(input, request, output, hooks);
   progress.stop();
   if (to_stdout && result.ok) {
@@ -391,13 +397,14 @@ int run_hydrate(const std::vector<std::string>& args, std::istream& in, std::ost
     if (!out) throw IoError("cannot write to standard output");
   }
   if (!result.input_converted) {
-    print_failure(result.report.diagnostics, json, err);
+    Diagnostics diagnostics = result.report.diagnostics;
+    if (parsed.count("from")) explain_forced_format(request.from, diagnostics);
+    print_failure(diagnostics, json, err);
     return kExitFindings;
   }
   const HydrateReport& report = result.report;
   if (json) {
-    print_summary_json(report, input_option == std::string("session") ? result.format : SessionFormat::kAuto,
-                       to_stdout ? "-" : result.path, result.ok, err);
+    print_summary_json(report, result.format, to_stdout ? "-" : result.path, result.ok, err);
   } else {
     print_diagnostics(report.diagnostics, err);
     if (result.ok)

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "pihydrate/cli.h"
+#include "pihydrate/pihydrate.h"
 #include "pihydrate/session_tree.h"
 
 namespace pihydrate {
@@ -38,8 +39,15 @@ width (--width, else $COLUMNS, else 120 when not a terminal).
 Exit codes: 0 shown; 1 pi does not load the file (the reason is printed);
 2 usage or I/O failure.
 
+FILE `-` reads standard input. A file of another format (see pi-hydrate
+--session --help) is converted first, as pi-hydrate --session converts it: the
+tree is the converted session's, and what converting found is listed before
+it. --from names the format instead of finding it from the first lines.
+
 Examples:
   pi-hydrate tree s.jsonl
+  cat s.jsonl | pi-hydrate tree -
+  pi-hydrate tree ~/.claude/projects/-home-me-repo/<session id>.jsonl
   pi-hydrate tree --format json s.jsonl | jq -r '.nodes[] | select(.label != "") | .id'
 )HELP";
 
@@ -99,6 +107,11 @@ std::string describe(const SessionTree& tree, std::size_t i) {
 
 void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
   std::ostringstream text;
+  write_conversion_text(tree.file, tree.format, tree.conversion, !tree.not_converted, text);
+  if (tree.not_converted) {
+    out << text.str();
+    return;
+  }
   text << tree.file << ": session " << (tree.session_id.empty() ? "(no id)" : tree.session_id) << ", cwd "
        << (tree.cwd.empty() ? "(none)" : tree.cwd) << ", v" << tree.format_version;
   if (tree.migrated) text << " (pi migrates it to v3 on load)";
@@ -166,6 +179,11 @@ void print_json(const SessionTree& tree, std::ostream& out) {
   JsonWriter w(os);
   w.StartObject();
   string_member(w, "file", tree.file);
+  string_member(w, "format", tree.format);
+  w.Key("conversion");
+  w.StartArray();
+  for (const Diagnostic& d : tree.conversion) write_diagnostic_json(d, w);
+  w.EndArray();
   string_member(w, "piVersion", pi_version_name(tree.version));
   w.Key("loads");
   w.Bool(tree.loads);
@@ -225,15 +243,16 @@ void print_json(const SessionTree& tree, std::ostream& out) {
 
 }  // namespace
 
-int run_tree(const std::vector<std::string>& args, std::istream&, std::ostream& out, std::ostream& err,
+int run_tree(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
              bool own_process) {
   cxxopts::Options options("pi-hydrate tree", "Show the session tree pi reads.");
   options.custom_help("[options]");
   options.positional_help("FILE");
-  options.add_options()("pi-version", "Read FILE as this pi version does: 0.78 or 1.5",
-                        cxxopts::value<std::string>()->default_value("1.5"))(
+  options.add_options()("pi-version", pi_version_option_help("Read FILE"),
+                        cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
       "format", "Output: text or json", cxxopts::value<std::string>()->default_value("text"))(
       "width", "Cut text lines to N columns, 0 for never (default: the terminal's)", cxxopts::value<std::size_t>())(
+      "from", from_option_help(), cxxopts::value<std::string>())(
       "file", "Session file", cxxopts::value<std::vector<std::string>>())("h,help", "Print this help");
   options.parse_positional({"file"});
   std::vector<const char*> argv{"pi-hydrate tree"};
@@ -248,20 +267,33 @@ int run_tree(const std::vector<std::string>& args, std::istream&, std::ostream& 
     out << options.help() << kTreeHelp;
     return kExitOk;
   }
-  const auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) return fail_usage(err, "--pi-version must be 0.78 or 1.5");
+  PiVersion version_read = newest_pi_version();
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error))
+    return fail_usage(err, version_error);
+  const std::optional<PiVersion> version = version_read;
   const std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json")
     return fail_usage(err, "--format must be text or json, not '" + format + "'");
+  std::string from;
+  if (parsed.count("from")) {
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) return fail_usage(err, error);
+    from = parsed["from"].as<std::string>();
+  }
   if (!parsed.count("file") || parsed["file"].as<std::vector<std::string>>().size() != 1)
-    return fail_usage(err, "give one session FILE");
-  const SessionTree tree = read_session_tree(parsed["file"].as<std::vector<std::string>>()[0], *version);
+    return fail_usage(err, "give one session FILE, or - for standard input");
+  const std::string path = parsed["file"].as<std::vector<std::string>>()[0];
+  const SessionTree tree =
+      read_session_tree(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), *version, from);
   if (format == "json")
     print_json(tree, out);
   else
     print_text(tree, parsed.count("width") ? parsed["width"].as<std::size_t>() : terminal_width(own_process), out);
   if (!tree.loads) {
-    if (format == "json")
+    if (format == "json" && tree.not_converted)
+      err << "pi-hydrate tree: " << tree.file << " could not be converted\n";
+    else if (format == "json")
       err << "pi-hydrate tree: pi " << pi_version_name(*version) << " does not load it: " << tree.failure << "\n";
     return kExitFindings;
   }

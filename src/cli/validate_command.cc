@@ -32,7 +32,11 @@ Lines are 1-based, columns are 1-based byte columns. Every PHnnn code is
 documented in docs/diagnostics.md; --list-codes prints them.
 
 Arguments are files, directories (searched recursively for *.jsonl) or `-`
-for standard input. The input is never modified.
+for standard input. The input is never modified. A file of another format
+(another agent's transcript, a thread export, a capture of pi's events; see
+pi-hydrate --session --help) is judged by what converting it finds: what
+pi-hydrate --session would report, at the file's own lines. --from names
+the format instead of finding it from the first lines.
 
 Exit codes: 0 no errors (warnings allowed), 1 at least one error at the
 chosen level, 2 usage or I/O failure.
@@ -104,13 +108,15 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   options.positional_help("FILE|DIR|- ...");
   options.add_options()("level", "Report up to this level: load, resume or lint",
                         cxxopts::value<std::string>()->default_value("resume"))(
-      "pi-version", "Follow this pi version's loader: 0.78 or 1.5",
-      cxxopts::value<std::string>()->default_value("1.5"))("no-cwd-check", "Do not check that the header cwd exists")(
+      "pi-version", pi_version_option_help("Load files"),
+      cxxopts::value<std::string>()->default_value(pi_version_name(newest_pi_version())))(
+      "no-cwd-check", "Do not check that the header cwd exists")(
       "process-cwd",
       "Resolve a relative header cwd against DIR, as pi started in DIR would (default: the current directory)",
       cxxopts::value<std::string>())("format", "Output: text, json or github",
                                      cxxopts::value<std::string>()->default_value("text"))(
-      "linear", "Report any branching as an error (lint level)")(
+      "linear", "Report any branching as an error (lint level)")("from", from_option_help(),
+                                                                 cxxopts::value<std::string>())(
       "max-line-bytes", "Longest line checked, in bytes", cxxopts::value<std::size_t>()->default_value("268435456"))(
       "max-depth", "Deepest JSON nesting checked", cxxopts::value<std::size_t>()->default_value("512"))(
       "max-entries", "Most entries checked per file", cxxopts::value<std::size_t>()->default_value("50000000"))(
@@ -155,14 +161,21 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
         << "'\n";
     return kExitUsage;
   }
-  auto version = parse_pi_version(parsed["pi-version"].as<std::string>());
-  if (!version) {
-    err << "pi-hydrate: error: --pi-version must be 0.78 or 1.5, not '" << parsed["pi-version"].as<std::string>()
-        << "'\n";
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), vo.pi_version, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
     return kExitUsage;
   }
-  vo.pi_version = *version;
   vo.check_cwd = parsed.count("no-cwd-check") == 0;
+  std::string from;
+  if (parsed.count("from")) {
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
+      err << "pi-hydrate: error: " << error << "\n";
+      return kExitUsage;
+    }
+    from = parsed["from"].as<std::string>();
+  }
   if (parsed.count("process-cwd")) vo.process_cwd = parsed["process-cwd"].as<std::string>();
   vo.linear = parsed.count("linear") > 0;
   vo.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
@@ -192,13 +205,9 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   std::vector<Slot> slots(inputs.size());
   auto validate_one = [&](std::size_t i) {
     const FileArgument& input = inputs[i];
-    if (input.path == "-") {
-      auto source = make_istream_source(in);
-      slots[i].report = validate_source(*source, "<stdin>", vo);
-      return;
-    }
     try {
-      slots[i].report = validate_file(input.path, vo);
+      slots[i].report =
+          validate_input(input.path == "-" ? Input::stream(in, "<stdin>") : Input::file(input.path), vo, from);
     } catch (const IoError& e) {
       slots[i].error = e.what();
     }

@@ -9,6 +9,7 @@
 #include <rapidjson/document.h>
 #include <boost/filesystem.hpp>
 
+#include "core/json_value.h"
 #include "pihydrate/formats.h"
 
 namespace pihydrate {
@@ -52,9 +53,9 @@ std::optional<std::string> session_dir_setting(const fs::path& file) {
   rapidjson::Document doc;
   doc.Parse(text.str().c_str(), text.str().size());
   if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
-  auto it = doc.FindMember("sessionDir");
-  if (it == doc.MemberEnd() || !it->value.IsString() || it->value.GetStringLength() == 0) return std::nullopt;
-  return std::string(it->value.GetString(), it->value.GetStringLength());
+  std::string dir = json_string(doc, "sessionDir");
+  if (dir.empty()) return std::nullopt;
+  return dir;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/json_spans.h"
+#include "core/message_text.h"
 #include "hydrate/plan.h"
 #include "pihydrate/formats.h"
 
@@ -64,26 +65,6 @@ std::string cut_text(const std::string& text, std::size_t max) {
   return text.substr(0, i) + "\n[... " + std::to_string(rest) + " more characters cut by pi-hydrate]";
 }
 
-// Text of a content array: text blocks joined, images as a marker.
-std::string content_text(std::string_view line, const MemberSpan& content) {
-  if (line[content.value_begin] == '"') return json_string_value(line, content.value_begin);
-  if (line[content.value_begin] != '[') return {};
-  std::string text;
-  for (const ElementSpan& el : array_elements(line, content.value_begin)) {
-    if (line[el.begin] != '{') continue;
-    auto block = object_members(line, el.begin);
-    std::string type = member_string(line, block, "type");
-    if (!text.empty()) text += "\n";
-    if (type == "text")
-      text += member_string(line, block, "text");
-    else if (type == "image")
-      text += "[image]";
-    else
-      text += "[" + type + "]";
-  }
-  return text;
-}
-
 // A text block a provider would reject: no text, or white space only.
 bool is_blank_text_block(std::string_view line, const std::vector<MemberSpan>& block) {
   if (member_string(line, block, "type") != "text") return false;
@@ -134,7 +115,10 @@ void edit_message(ByteEdits& edits, std::string_view line, const MemberSpan& mes
                       : "[{\"type\":\"text\",\"text\":" + std::string(raw) + "}]");
   }
   if (p.flatten && e.role == Role::kToolResult) {
-    std::string text = content ? content_text(line, *content) : std::string();
+    std::string text = content
+                           ? content_text(line.substr(content->value_begin, content->value_end - content->value_begin),
+                                          OtherBlocks::kMarked)
+                           : std::string();
     std::string name = member_string(line, members, "toolName");
     std::string id = member_string(line, members, "toolCallId");
     const MemberSpan* is_error = find_member(members, "isError");

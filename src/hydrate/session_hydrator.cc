@@ -190,12 +190,14 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   report_input_findings(index, view, options, report);
   if (!report.ok()) return false;  // a line pi-hydrate could not check
 
-  if (view.header < 0 && index.starts_with_bom && options.pi_version == PiVersion::k1_5) {
-    // pi 1.5 refuses a file whose header carries a BOM; 0.78 strips it. The
-    // conversation is intact, so read it as 0.78 does and write it without.
-    view = build_pi_view(index, PiVersion::k0_78);
+  if (view.header < 0 && index.starts_with_bom && !view.profile().trims_file_before_parsing) {
+    // This pi refuses a file whose header carries a BOM (a pi that trims the
+    // file first does not). The conversation is intact, so read it without
+    // the BOM and write it without.
+    view = build_pi_view(index, options.pi_version, /*ignore_bom=*/true);
     add(report, index, Code::kByteOrderMark, Severity::kWarning, 1,
-        "the input starts with a UTF-8 byte order mark (pi 1.5 refuses it); read it as pi 0.78 does");
+        std::string("the input starts with a UTF-8 byte order mark (pi ") + view.profile().name +
+            " refuses it); read it without the mark");
   }
   if (view.header < 0) {
     add(report, index, view.outcome == LoadOutcome::kFreshSession ? Code::kEmptyFile : Code::kNoHeader,
@@ -282,9 +284,13 @@ bool hydrate_session(const SessionIndex& index, LineSource& source, const Hydrat
   resolve_references(index, branch, plan, report);
   assign_ids(index, branch, plan, report.session_id);
 
+  // The new working directory; none given: the input's own.
+  const std::string cwd = !options.cwd.empty() || !header.details().cwd.is_string()
+                              ? options.cwd
+                              : std::string(header.details().cwd.text());
   const std::string header_line = "{\"type\":\"session\",\"version\":3,\"id\":" + json_quote(report.session_id) +
-                                  ",\"timestamp\":" + json_quote(report.timestamp) +
-                                  ",\"cwd\":" + json_quote(options.cwd) + "}";
+                                  ",\"timestamp\":" + json_quote(report.timestamp) + ",\"cwd\":" + json_quote(cwd) +
+                                  "}";
   sink.write_line(header_line);
   write_planned_entries(index, branch, plan, options, source, header_line.size() + 1, sink, report);
   report.entries_written = plan.entries.size() + 1;

@@ -66,33 +66,24 @@ Role llm_role_of(const Entry& e, const PiView& view) {
     case Role::kBranchSummary:
     case Role::kCompactionSummary: return Role::kUser;
     case Role::kBashExecution: return e.exclude_from_context ? Role::kNone : Role::kUser;
-    case Role::kSystem: return view.version == PiVersion::k1_5 ? Role::kSystem : Role::kNone;
+    case Role::kSystem: return view.profile().sends_system_messages ? Role::kSystem : Role::kNone;
     default: return Role::kNone;
   }
 }
 
 }  // namespace
 
-std::optional<PiVersion> parse_pi_version(std::string_view text) {
-  if (text == "0.78" || text == "0.78.0") return PiVersion::k0_78;
-  if (text == "1.5" || text == "1.5.2") return PiVersion::k1_5;
-  return std::nullopt;
-}
-
-const char* pi_version_name(PiVersion version) { return version == PiVersion::k0_78 ? "0.78" : "1.5"; }
-
-PiView build_pi_view(const SessionIndex& index, PiVersion version) {
+PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_bom) {
   PiView v;
   v.version = version;
-  const bool is_a = version == PiVersion::k0_78;
+  const PiProfile& pi = v.profile();
 
-  // 1. Lines pi keeps. 0.78 trims the whole file first (which strips a BOM)
-  // and keeps every parsed value; 1.5 parses line by line (a BOM makes line 1
-  // invalid JSON) and keeps only truthy values.
+  // 1. Lines pi keeps: a BOM spoils line 1 unless the file is trimmed
+  // first; falsy values are kept or not (see PiProfile).
   for (std::uint32_t i = 0; i < index.entries.size(); ++i) {
     const Entry& e = index.entries[i];
-    if (!is_a && e.line == 1 && index.starts_with_bom) continue;
-    if (!is_a && e.falsy) continue;
+    if (!pi.trims_file_before_parsing && !ignore_bom && e.line == 1 && index.starts_with_bom) continue;
+    if (!pi.keeps_falsy_lines && e.falsy) continue;
     v.kept.push_back(i);
   }
 
@@ -104,20 +95,22 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   }
   if (v.kept.empty() || index.entries[v.kept[0]].root != JsonKind::kObject ||
       index.entries[v.kept[0]].type != EntryType::kSession || !index.entries[v.kept[0]].id.is_string()) {
-    if (is_a && !v.kept.empty() && index.entries[v.kept[0]].root == JsonKind::kNull) {
+    if (pi.crashes_on_null_line && !v.kept.empty() && index.entries[v.kept[0]].root == JsonKind::kNull) {
       v.outcome = LoadOutcome::kCrash;
       v.failure = "TypeError: Cannot read properties of null (reading 'type')";
       v.failure_line = index.entries[v.kept[0]].line;
       return v;
     }
-    v.outcome = is_a ? LoadOutcome::kReplaced : LoadOutcome::kRefused;
-    v.failure = is_a ? "pi 0.78 finds no valid session header and replaces the file with a fresh session"
-                     : "Session file is not a valid pi session";
+    v.outcome = pi.replaces_file_without_header ? LoadOutcome::kReplaced : LoadOutcome::kRefused;
+    v.failure =
+        pi.replaces_file_without_header
+            ? std::string("pi ") + pi.name + " finds no valid session header and replaces the file with a fresh session"
+            : "Session file is not a valid pi session";
     if (!v.kept.empty()) v.failure_line = index.entries[v.kept[0]].line;
     return v;
   }
   v.header = v.kept[0];
-  if (is_a) {
+  if (pi.crashes_on_null_line) {
     for (std::uint32_t i : v.kept) {
       if (index.entries[i].root == JsonKind::kNull) {
         v.outcome = LoadOutcome::kCrash;
@@ -190,14 +183,15 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version) {
   }
   v.leaf = static_cast<std::int64_t>(n - 1);
 
-  // 6. The parent walk. pi has no cycle check: 0.78 loops forever, 1.5 grows
+  // 6. The parent walk. pi has no cycle check: it loops forever, or grows
   // an array until V8 throws.
   std::vector<std::uint8_t> seen(n, 0);
   for (std::int64_t cur = v.leaf; cur >= 0; cur = v.parent[static_cast<std::size_t>(cur)]) {
     if (seen[static_cast<std::size_t>(cur)]) {
       v.cycle_node = cur;
-      v.outcome = is_a ? LoadOutcome::kHang : LoadOutcome::kCrash;
-      v.failure = is_a ? "the parentId walk never ends (pi 0.78 hangs)" : "RangeError: Invalid array length";
+      v.outcome = pi.hangs_on_parent_cycle ? LoadOutcome::kHang : LoadOutcome::kCrash;
+      v.failure = pi.hangs_on_parent_cycle ? std::string("the parentId walk never ends (pi ") + pi.name + " hangs)"
+                                           : "RangeError: Invalid array length";
       v.failure_line = v.entry(index, static_cast<std::uint32_t>(cur)).line;
       v.path.clear();
       return v;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/json_value.h"
 #include "core/utf8.h"
 
 namespace pihydrate {
@@ -102,17 +103,6 @@ std::string decoded_as_node(std::string line) {
     i = j;
   }
   return out;
-}
-
-// A member as JSON.parse leaves it: the last of duplicate keys wins.
-const Value* member(const Value* object, const char* name) {
-  if (!object || !object->IsObject()) return nullptr;
-  const Value* found = nullptr;
-  for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
-    if (it->name.GetStringLength() == std::strlen(name) && std::strcmp(it->name.GetString(), name) == 0)
-      found = &it->value;
-  }
-  return found;
 }
 
 bool is_nullish(const Value* v) { return !v || v->IsNull(); }
@@ -249,13 +239,13 @@ struct Builder {
   const LineText& line_text;
   ResumeContext rc;
   std::vector<std::unique_ptr<rapidjson::Document>> docs;  // per node, parsed on demand
-  std::vector<std::unique_ptr<Value>> made;                // values pi builds (1.5's `[]`, replacement texts)
+  std::vector<std::unique_ptr<Value>> made;  // values pi builds (`[]` for missing content, replacement texts)
   rapidjson::Document::AllocatorType* allocator = nullptr;
   rapidjson::Document scratch;
-  const bool is_1_5;
+  const PiProfile& pi;  // what this version of pi does differently
 
   Builder(const SessionIndex& i, const PiView& v, const LineText& t)
-      : index(i), view(v), line_text(t), docs(v.nodes.size()), is_1_5(v.version == PiVersion::k1_5) {
+      : index(i), view(v), line_text(t), docs(v.nodes.size()), pi(v.profile()) {
     allocator = &scratch.GetAllocator();
   }
 
@@ -280,7 +270,7 @@ struct Builder {
   void drop(std::int64_t node, std::string what, DropReason reason, std::uint64_t by_line = 0) {
     DroppedEntry d;
     d.line = entry(node).line;
-    d.entry_id = sent_value(member(&doc(node), "id"));
+    d.entry_id = sent_value(json_member(&doc(node), "id"));
     d.what = std::move(what);
     d.reason = reason;
     d.by_line = by_line;
@@ -288,7 +278,7 @@ struct Builder {
   }
 
   std::string message_what(const Value* message) {
-    const Value* role = member(message, "role");
+    const Value* role = json_member(message, "role");
     if (role && role->IsString()) return "message (" + std::string(role->GetString(), role->GetStringLength()) + ")";
     return "message";
   }
@@ -300,14 +290,15 @@ struct Builder {
     bool any = false;
     for (std::uint32_t node : view.path) {
       const Value& e = doc(node);
-      const Value* type = member(&e, "type");
+      const Value* type = json_member(&e, "type");
       if (is_string(type, "model_change")) {
-        provider = member(&e, "provider");
-        model_id = member(&e, "modelId");
+        provider = json_member(&e, "provider");
+        model_id = json_member(&e, "modelId");
         any = true;
-      } else if (is_string(type, "message") && is_string(member(member(&e, "message"), "role"), "assistant")) {
-        provider = member(member(&e, "message"), "provider");
-        model_id = member(member(&e, "message"), "model");
+      } else if (is_string(type, "message") &&
+                 is_string(json_member(json_member(&e, "message"), "role"), "assistant")) {
+        provider = json_member(json_member(&e, "message"), "provider");
+        model_id = json_member(json_member(&e, "message"), "model");
         any = true;
       }
     }
@@ -318,9 +309,9 @@ struct Builder {
     model_api = SentValue{JsonKind::kString, "unknown"};
     for (std::int64_t node : agent_assistants) {
       const Value* message = assistant_message(node);
-      const Value* api = member(message, "api");
-      if (js_same(sent_value(member(message, "provider")), p) && js_same(sent_value(member(message, "model")), m) &&
-          api && api->IsString())
+      const Value* api = json_member(message, "api");
+      if (js_same(sent_value(json_member(message, "provider")), p) &&
+          js_same(sent_value(json_member(message, "model")), m) && api && api->IsString())
         model_api = sent_value(api);
     }
     rc.model.provider = p.text;
@@ -328,7 +319,7 @@ struct Builder {
     rc.model.api = model_api.text;
   }
 
-  const Value* assistant_message(std::int64_t node) { return member(&doc(node), "message"); }
+  const Value* assistant_message(std::int64_t node) { return json_member(&doc(node), "message"); }
 
   SentValue model_provider, model_id_value, model_api;
 
@@ -372,21 +363,21 @@ void Builder::build() {
     return view.compaction < 0 || i > comp_pos || (kept_from <= i && i < comp_pos);
   };
 
-  // pi 1.5's context_edit entries, among the entries of the context; the last per target wins.
+  // context_edit entries, among the entries of the context; the last per target wins.
   std::unordered_map<std::string, std::int64_t> edit_of;  // target key -> context_edit node
   auto edit_key = [](const SentValue& v) { return std::to_string(static_cast<int>(v.kind)) + ":" + v.text; };
-  if (is_1_5) {
+  if (pi.applies_context_edits) {
     for (std::size_t i = 0; i < view.path.size(); ++i) {
       const std::uint32_t node = view.path[i];
-      if (!in_range(i) || !is_string(member(&doc(node), "type"), "context_edit")) continue;
-      const SentValue target = sent_value(member(&doc(node), "targetId"));
+      if (!in_range(i) || !is_string(json_member(&doc(node), "type"), "context_edit")) continue;
+      const SentValue target = sent_value(json_member(&doc(node), "targetId"));
       if (target.kind == JsonKind::kArray || target.kind == JsonKind::kObject) continue;
       edit_of[edit_key(target)] = node;
     }
   }
   auto edit_for = [&](std::uint32_t node) -> std::int64_t {
     if (edit_of.empty()) return -1;
-    auto it = edit_of.find(edit_key(sent_value(member(&doc(node), "id"))));
+    auto it = edit_of.find(edit_key(sent_value(json_member(&doc(node), "id"))));
     return it == edit_of.end() ? -1 : it->second;
   };
 
@@ -398,10 +389,10 @@ void Builder::build() {
     if (e.root != JsonKind::kObject || in_context[node]) continue;
     if (!in_range(i) && i < comp_pos) {
       if (e.type == EntryType::kMessage) {
-        drop(node, message_what(member(&doc(node), "message")), DropReason::kBeforeFirstKept, comp_line);
+        drop(node, message_what(json_member(&doc(node), "message")), DropReason::kBeforeFirstKept, comp_line);
       } else if (e.type == EntryType::kCustomMessage) {
         drop(node, "custom_message", DropReason::kBeforeFirstKept, comp_line);
-      } else if (e.type == EntryType::kBranchSummary && truthy(member(&doc(node), "summary"))) {
+      } else if (e.type == EntryType::kBranchSummary && truthy(json_member(&doc(node), "summary"))) {
         drop(node, "branch_summary", DropReason::kBeforeFirstKept, comp_line);
       }
     } else if (in_range(i) && e.type == EntryType::kBranchSummary) {
@@ -419,14 +410,14 @@ void Builder::build() {
     LlmMessage m;
     m.node = node;
     if (item.kind == ContextKind::kCompactionSummary) {
-      const Value* system = is_1_5 ? member(&e, "systemMessage") : nullptr;
+      const Value* system = pi.sends_compaction_system_message ? json_member(&e, "systemMessage") : nullptr;
       if (truthy(system)) {
-        const Value* role = member(system, "role");
+        const Value* role = json_member(system, "role");
         LlmMessage s;
         s.node = node;
         s.source = SentSource::kCompactionSystemMessage;
         s.message = system;
-        s.content = member(system, "content");
+        s.content = json_member(system, "content");
         if (is_string(role, "system")) {
           s.role = "system";
           llm.push_back(s);
@@ -440,7 +431,7 @@ void Builder::build() {
       m.role = "user";
       m.source = SentSource::kCompactionSummary;
       m.wrapped = true;
-      m.wrapped_text = kCompactionPrefix + js_string(member(&e, "summary")) + kCompactionSuffix;
+      m.wrapped_text = kCompactionPrefix + js_string(json_member(&e, "summary")) + kCompactionSuffix;
       llm.push_back(std::move(m));
       continue;
     }
@@ -448,41 +439,41 @@ void Builder::build() {
       m.role = "user";
       m.source = SentSource::kBranchSummary;
       m.wrapped = true;
-      m.wrapped_text = kBranchPrefix + js_string(member(&e, "summary")) + kBranchSuffix;
+      m.wrapped_text = kBranchPrefix + js_string(json_member(&e, "summary")) + kBranchSuffix;
       llm.push_back(std::move(m));
       continue;
     }
     const std::int64_t edit = edit_for(item.node);
-    const Value* replacement = edit >= 0 ? member(&doc(edit), "replacement") : nullptr;
+    const Value* replacement = edit >= 0 ? json_member(&doc(edit), "replacement") : nullptr;
     if (edit >= 0 && replacement && replacement->IsNull()) {
       drop(node,
            item.kind == ContextKind::kCustomMessage ? std::string("custom_message")
-                                                    : message_what(member(&e, "message")),
+                                                    : message_what(json_member(&e, "message")),
            DropReason::kContextEditRemoved, entry(edit).line);
       continue;
     }
     if (item.kind == ContextKind::kCustomMessage) {
       m.role = "user";
       m.source = SentSource::kCustomMessage;
-      m.content = member(&e, "content");
-      if (is_1_5 && is_nullish(m.content)) m.content = empty_array();
+      m.content = json_member(&e, "content");
+      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) m.content = empty_array();
     } else {
-      const Value* message = member(&e, "message");
-      const Value* role = member(message, "role");
+      const Value* message = json_member(&e, "message");
+      const Value* role = json_member(message, "role");
       std::string r = role && role->IsString() ? std::string(role->GetString(), role->GetStringLength()) : "";
       if (r == "hookMessage" && view.migrates_v2) r = "custom";
       m.message = message;
-      m.content = member(message, "content");
-      if (is_1_5 && is_nullish(m.content)) {
+      m.content = json_member(message, "content");
+      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) {
         if (r == "user" || r == "assistant" || r == "toolResult") m.content = empty_array();
       }
-      if (r == "system" && is_1_5 && view.compaction >= 0 && pos < comp_pos) {
+      if (r == "system" && pi.sends_system_messages && view.compaction >= 0 && pos < comp_pos) {
         drop(node, "message (system)", DropReason::kSystemBeforeCompaction, comp_line);
         continue;
       }
       if (r == "assistant") agent_assistants.push_back(node);
-      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && is_1_5)) {
-        if (r == "system" && is_1_5 && is_nullish(m.content)) {
+      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && pi.sends_system_messages)) {
+        if (r == "system" && is_nullish(m.content)) {
           made.push_back(std::make_unique<Value>("", *allocator));
           m.content = made.back().get();
         }
@@ -491,41 +482,41 @@ void Builder::build() {
         m.role = "user";
         m.source = SentSource::kCustomMessage;
       } else if (r == "bashExecution") {
-        if (truthy(member(message, "excludeFromContext"))) {
+        if (truthy(json_member(message, "excludeFromContext"))) {
           drop(node, "message (bashExecution)", DropReason::kBashExcluded);
           continue;
         }
         m.role = "user";
         m.source = SentSource::kBashExecution;
         m.wrapped = true;
-        std::string text = "Ran `" + js_string(member(message, "command")) + "`\n";
-        const Value* output = member(message, "output");
+        std::string text = "Ran `" + js_string(json_member(message, "command")) + "`\n";
+        const Value* output = json_member(message, "output");
         text += truthy(output) ? "```\n" + js_string(output) + "\n```" : "(no output)";
-        const Value* exit_code = member(message, "exitCode");
-        if (truthy(member(message, "cancelled"))) {
+        const Value* exit_code = json_member(message, "exitCode");
+        if (truthy(json_member(message, "cancelled"))) {
           text += "\n\n(command cancelled)";
         } else if (!is_nullish(exit_code) && !(exit_code->IsNumber() && exit_code->GetDouble() == 0)) {
           text += "\n\nCommand exited with code " + js_string(exit_code);
         }
-        if (truthy(member(message, "truncated")) && truthy(member(message, "fullOutputPath")))
-          text += "\n\n[Output truncated. Full output: " + js_string(member(message, "fullOutputPath")) + "]";
+        if (truthy(json_member(message, "truncated")) && truthy(json_member(message, "fullOutputPath")))
+          text += "\n\n[Output truncated. Full output: " + js_string(json_member(message, "fullOutputPath")) + "]";
         m.wrapped_text = std::move(text);
       } else if (r == "branchSummary" || r == "compactionSummary") {
         m.role = "user";
         m.source = r == "branchSummary" ? SentSource::kBranchSummary : SentSource::kCompactionSummary;
         m.wrapped = true;
         m.wrapped_text = r == "branchSummary"
-                             ? kBranchPrefix + js_string(member(message, "summary")) + kBranchSuffix
-                             : kCompactionPrefix + js_string(member(message, "summary")) + kCompactionSuffix;
+                             ? kBranchPrefix + js_string(json_member(message, "summary")) + kBranchSuffix
+                             : kCompactionPrefix + js_string(json_member(message, "summary")) + kCompactionSuffix;
       } else {
         drop(node, message_what(message), r == "system" ? DropReason::kSystemRole : DropReason::kUnknownRole);
         continue;
       }
     }
-    // A 1.5 context_edit replaces the content of the roles it may edit.
+    // A context_edit replaces the content of the roles it may edit.
     if (edit >= 0 && replacement && !m.wrapped &&
         (m.role == "user" || m.role == "assistant" || m.role == "toolResult")) {
-      const Value* content = member(replacement, "content");
+      const Value* content = json_member(replacement, "content");
       if ((m.role == "assistant" || m.role == "toolResult") && content && content->IsString()) {
         auto block = std::make_unique<Value>(rapidjson::kArrayType);
         Value text(rapidjson::kObjectType);
@@ -557,9 +548,9 @@ void read_content(const Value* content, SentMessage& out) {
   }
   if (!content->IsArray()) return;
   for (const Value& block : content->GetArray()) {
-    const Value* type = member(&block, "type");
+    const Value* type = json_member(&block, "type");
     if (is_string(type, "text")) {
-      const Value* text = member(&block, "text");
+      const Value* text = json_member(&block, "text");
       out.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
     } else if (is_string(type, "image")) {
       ++out.images;
@@ -611,7 +602,7 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
     s.role = m.role;
     s.source = m.source;
     s.line = m.node >= 0 ? entry(m.node).line : 0;
-    s.entry_id = m.node >= 0 ? sent_value(member(&doc(m.node), "id")) : SentValue{};
+    s.entry_id = m.node >= 0 ? sent_value(json_member(&doc(m.node), "id")) : SentValue{};
     s.edited = m.edited;
     if (m.wrapped) {
       s.texts.push_back(m.wrapped_text);
@@ -626,17 +617,17 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
                                       (content ? "null" : "undefined") + " (reading 'flatMap')"
                                 : "TypeError: assistantMsg.content.flatMap is not a function");
       }
-      const bool same_model = js_same(sent_value(member(m.message, "provider")), model_provider) &&
-                              js_same(sent_value(member(m.message, "api")), model_api) &&
-                              js_same(sent_value(member(m.message, "model")), model_id_value);
+      const bool same_model = js_same(sent_value(json_member(m.message, "provider")), model_provider) &&
+                              js_same(sent_value(json_member(m.message, "api")), model_api) &&
+                              js_same(sent_value(json_member(m.message, "model")), model_id_value);
       for (const Value& block : content->GetArray()) {
         if (block.IsNull()) return fail(m.node, "TypeError: Cannot read properties of null (reading 'type')");
-        const Value* type = member(&block, "type");
+        const Value* type = json_member(&block, "type");
         if (is_string(type, "thinking")) {
-          const Value* thinking = member(&block, "thinking");
-          const bool redacted = truthy(member(&block, "redacted"));
-          const bool signed_block = truthy(member(&block, "thinkingSignature"));
-          if (is_1_5) {
+          const Value* thinking = json_member(&block, "thinking");
+          const bool redacted = truthy(json_member(&block, "redacted"));
+          const bool signed_block = truthy(json_member(&block, "thinkingSignature"));
+          if (pi.drops_other_models_thinking) {
             if (!same_model) {
               ++s.thinking_dropped;
               continue;
@@ -666,24 +657,24 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
           } else if (same_model) {
             ++s.thinking;
           } else {
-            ++s.thinking_as_text;  // pi 0.78 only: 1.5 dropped it above
+            ++s.thinking_as_text;  // only where another model's thinking is not dropped above
             s.texts.emplace_back(text);
           }
         } else if (is_string(type, "text")) {
-          const Value* text = member(&block, "text");
+          const Value* text = json_member(&block, "text");
           s.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
         } else if (is_string(type, "toolCall")) {
           SentToolCall call;
-          call.id = sent_value(member(&block, "id"));
-          call.name = sent_value(member(&block, "name"));
-          if (const Value* args = member(&block, "arguments")) call.arguments = json_text(*args);
+          call.id = sent_value(json_member(&block, "id"));
+          call.name = sent_value(json_member(&block, "name"));
+          if (const Value* args = json_member(&block, "arguments")) call.arguments = json_text(*args);
           s.tool_calls.push_back(std::move(call));
         } else if (is_string(type, "image")) {
           ++s.images;
         }
       }
       close_pending();
-      const Value* stop = member(m.message, "stopReason");
+      const Value* stop = json_member(m.message, "stopReason");
       if (is_string(stop, "error") || is_string(stop, "aborted")) {
         drop(m.node, "message (assistant)",
              is_string(stop, "error") ? DropReason::kErrorAssistant : DropReason::kAbortedAssistant);
@@ -695,8 +686,8 @@ bool Builder::convert(const std::vector<LlmMessage>& llm) {
       }
       out.push_back(std::move(s));
     } else if (m.role == "toolResult") {
-      s.tool_call_id = sent_value(member(m.message, "toolCallId"));
-      s.is_error = member(m.message, "isError") && member(m.message, "isError")->IsTrue();
+      s.tool_call_id = sent_value(json_member(m.message, "toolCallId"));
+      s.is_error = json_member(m.message, "isError") && json_member(m.message, "isError")->IsTrue();
       bool called = false;
       for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
       s.orphan = !called;

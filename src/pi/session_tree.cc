@@ -2,19 +2,13 @@
 // node read back from its line.
 #include "pihydrate/session_tree.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
 #include <rapidjson/document.h>
 
-#include "hydrate/job_files.h"
-#include "pihydrate/errors.h"
+#include "core/json_value.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/validator.h"
@@ -43,13 +37,6 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
-std::string string_member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return "";
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
 // The first non-blank text of a content string or array; tool calls are
 // listed apart, images and thinking named when there is no text.
 void describe_content(const rapidjson::Value& content, TreeNode& node) {
@@ -60,9 +47,9 @@ void describe_content(const rapidjson::Value& content, TreeNode& node) {
   if (!content.IsArray()) return;
   std::string other;
   for (const auto& block : content.GetArray()) {
-    const std::string type = string_member(block, "type");
-    if (type == "text" && node.text.empty()) node.text = one_line(string_member(block, "text"));
-    if (type == "toolCall") node.tool_calls.push_back(string_member(block, "name"));
+    const std::string type = json_string(block, "type");
+    if (type == "text" && node.text.empty()) node.text = one_line(json_string(block, "text"));
+    if (type == "toolCall") node.tool_calls.push_back(json_string(block, "name"));
     if (other.empty() && (type == "image" || type == "thinking" || type == "redacted_thinking"))
       other = "[" + type + "]";
   }
@@ -75,46 +62,41 @@ void describe(const std::string& line, const Entry& e, TreeNode& node) {
   if (doc.HasParseError() || !doc.IsObject()) return;
   switch (e.type) {
     case EntryType::kMessage: {
-      auto message = doc.FindMember("message");
-      if (message == doc.MemberEnd() || !message->value.IsObject()) return;
-      const rapidjson::Value& m = message->value;
+      const JsonValue* message = json_member(doc, "message");
+      if (message == nullptr || !message->IsObject()) return;
+      const JsonValue& m = *message;
       if (e.role == Role::kBashExecution) {
-        node.text = "$ " + one_line(string_member(m, "command"));
+        node.text = "$ " + one_line(json_string(m, "command"));
         return;
       }
-      if (e.role == Role::kToolResult) node.text = string_member(m, "toolName") + ": ";
-      auto content = m.FindMember("content");
-      if (content != m.MemberEnd()) {
+      if (e.role == Role::kToolResult) node.text = json_string(m, "toolName") + ": ";
+      if (const JsonValue* content = json_member(m, "content")) {
         TreeNode inner;
-        describe_content(content->value, inner);
+        describe_content(*content, inner);
         node.text += inner.text;
         node.tool_calls = std::move(inner.tool_calls);
       }
       if (e.role == Role::kBranchSummary || e.role == Role::kCompactionSummary)
-        node.text = one_line(string_member(m, "summary"));
+        node.text = one_line(json_string(m, "summary"));
       if (e.stop_reason == StopReason::kError || e.stop_reason == StopReason::kAborted)
-        node.stop_reason = string_member(m, "stopReason");
+        node.stop_reason = json_string(m, "stopReason");
       return;
     }
     case EntryType::kCompaction:
-    case EntryType::kBranchSummary: node.text = one_line(string_member(doc, "summary")); return;
-    case EntryType::kModelChange:
-      node.text = string_member(doc, "provider") + "/" + string_member(doc, "modelId");
-      return;
-    case EntryType::kThinkingLevelChange: node.text = string_member(doc, "thinkingLevel"); return;
+    case EntryType::kBranchSummary: node.text = one_line(json_string(doc, "summary")); return;
+    case EntryType::kModelChange: node.text = json_string(doc, "provider") + "/" + json_string(doc, "modelId"); return;
+    case EntryType::kThinkingLevelChange: node.text = json_string(doc, "thinkingLevel"); return;
     case EntryType::kLabel:
-      node.text = string_member(doc, "label").empty()
-                      ? "(removes the label of " + string_member(doc, "targetId") + ")"
-                      : string_member(doc, "label") + " -> " + string_member(doc, "targetId");
+      node.text = json_string(doc, "label").empty() ? "(removes the label of " + json_string(doc, "targetId") + ")"
+                                                    : json_string(doc, "label") + " -> " + json_string(doc, "targetId");
       return;
-    case EntryType::kSessionInfo: node.text = one_line(string_member(doc, "name")); return;
-    case EntryType::kCustom: node.text = string_member(doc, "customType"); return;
+    case EntryType::kSessionInfo: node.text = one_line(json_string(doc, "name")); return;
+    case EntryType::kCustom: node.text = json_string(doc, "customType"); return;
     case EntryType::kCustomMessage: {
-      node.text = string_member(doc, "customType");
-      auto content = doc.FindMember("content");
-      if (content != doc.MemberEnd()) {
+      node.text = json_string(doc, "customType");
+      if (const JsonValue* content = json_member(doc, "content")) {
         TreeNode inner;
-        describe_content(content->value, inner);
+        describe_content(*content, inner);
         if (!inner.text.empty()) node.text += ": " + inner.text;
       }
       return;
@@ -144,16 +126,11 @@ std::string kind_of(const Entry& e) {
 
 }  // namespace
 
-SessionTree read_session_tree(const std::string& path, PiVersion version) {
-  Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
-  const SessionIndex index = build_file_index(file.fd, path);
-  const std::unique_ptr<LineSource> lines = make_fd_line_source(file.fd, path);  // the index keeps positions
+SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version) {
   const PiView view = build_pi_view(index, version);
 
   SessionTree tree;
-  tree.file = path;
+  tree.file = index.file;
   tree.version = version;
   tree.loads = view.loads();
   tree.failure = view.failure;
@@ -197,7 +174,7 @@ SessionTree read_session_tree(const std::string& path, PiVersion version) {
       if (label != labels.end()) node.label = std::string(label->second);
     }
     std::string scratch;
-    describe(std::string(lines->read(e.offset, e.length, scratch)), e, node);
+    describe(std::string(lines.read(e.offset, e.length, scratch)), e, node);
   }
   for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
   if (view.compaction >= 0) {

@@ -15,7 +15,6 @@ namespace {
 namespace fs = boost::filesystem;
 
 void check_bad_lines(RuleContext& ctx) {
-  const bool a = ctx.is_0_78();
   for (const BadLine& bad : ctx.index.bad_lines) {
     switch (bad.problem) {
       case LineProblem::kTooLong:
@@ -46,7 +45,7 @@ void check_bad_lines(RuleContext& ctx) {
         if (bad.is_last_without_newline) {
           ctx.report(Code::kTruncatedLastLine, Severity::kWarning, bad.line, bad.column,
                      "the last line is incomplete (" + bad.reason + "): pi skips it" +
-                         (a ? std::string() : std::string(" and appends a newline to the file")),
+                         (ctx.pi().appends_missing_newline ? " and appends a newline to the file" : ""),
                      "delete the partial record; it was never completely written");
         } else {
           ctx.report(Code::kMalformedLine, Severity::kError, bad.line, bad.column,
@@ -92,24 +91,26 @@ void check_bad_lines(RuleContext& ctx) {
 }
 
 void check_non_object_lines(RuleContext& ctx) {
-  const bool a = ctx.is_0_78();
+  const PiProfile& pi = ctx.pi();
   for (std::size_t i = 0; i < ctx.index.entries.size(); ++i) {
     const Entry& e = ctx.index.entries[i];
     if (e.root == JsonKind::kObject) continue;
     if (ctx.view.header >= 0 && static_cast<std::size_t>(ctx.view.header) == i) continue;
     if (e.root == JsonKind::kNull) {
-      if (a) {
+      if (pi.crashes_on_null_line) {
         ctx.report_at_level(Code::kNullLine, Severity::kError, Level::kLoad, e.line, 1,
-                            "the line is `null`: pi 0.78 crashes while loading (TypeError: Cannot read properties "
-                            "of null (reading 'type'))",
+                            "the line is `null`: " + ctx.pi_name() +
+                                " crashes while loading (TypeError: Cannot read properties of null (reading 'type'))",
                             "delete the line");
       } else {
         ctx.report_at_level(Code::kNullLine, Severity::kWarning, Level::kResume, e.line, 1,
-                            "the line is `null`: pi 1.5 skips it (pi 0.78 crashes on it)", "delete the line");
+                            "the line is `null`: " + ctx.pi_name() + " skips it (pi 0.78 crashes on it)",
+                            "delete the line");
       }
       continue;
     }
-    if (ctx.view.migrates_v1 && !(e.falsy && !a)) {
+    const bool skipped = e.falsy && !pi.keeps_falsy_lines;
+    if (ctx.view.migrates_v1 && !skipped) {
       ctx.report(Code::kNonObjectInV1, Severity::kError, e.line, 1,
                  std::string("the line is ") + json_kind_name(e.root) +
                      ", not an object: migrating this v1 file crashes pi (TypeError: Cannot create property 'id')",
@@ -118,8 +119,8 @@ void check_non_object_lines(RuleContext& ctx) {
     }
     std::string what = std::string("the line is ") + json_kind_name(e.root) + ", not an object: ";
     bool becomes_leaf = false;
-    if (e.falsy && !a) {
-      what += "pi 1.5 skips it (pi 0.78 keeps it as an entry without type or id)";
+    if (skipped) {
+      what += ctx.pi_name() + " skips it (pi 0.78 keeps it as an entry without type or id)";
     } else {
       what += "pi keeps it as an entry without type or id";
       becomes_leaf = !ctx.view.nodes.empty() && ctx.view.nodes.back() == i;
@@ -136,9 +137,10 @@ void check_non_object_lines(RuleContext& ctx) {
 // Why no header was accepted, in pi's words and ours.
 void check_header(RuleContext& ctx) {
   const PiView& v = ctx.view;
-  const bool a = ctx.is_0_78();
-  const std::string reaction = a ? "pi 0.78 truncates the file and starts a fresh session (the content is lost)"
-                                 : "pi 1.5 refuses it: \"Session file is not a valid pi session\"";
+  const std::string reaction =
+      ctx.pi().replaces_file_without_header
+          ? ctx.pi_name() + " truncates the file and starts a fresh session (the content is lost)"
+          : ctx.pi_name() + " refuses it: \"Session file is not a valid pi session\"";
   if (v.outcome == LoadOutcome::kFreshSession) {
     ctx.report(Code::kEmptyFile, Severity::kError, 0, 0,
                "the file is empty: pi writes a fresh session header into it and starts a new conversation",
@@ -151,14 +153,15 @@ void check_header(RuleContext& ctx) {
                "hydrate a real session into this path");
     return;
   }
-  // 1.5 and a BOM before an otherwise valid header.
-  if (!a && ctx.index.starts_with_bom && !ctx.index.entries.empty()) {
+  // A BOM before an otherwise valid header, which a pi that parses line 1 as it is cannot read.
+  if (!ctx.pi().trims_file_before_parsing && ctx.index.starts_with_bom && !ctx.index.entries.empty()) {
     const Entry& first = ctx.index.entries[0];
     if (first.line == 1 && first.root == JsonKind::kObject && first.type == EntryType::kSession &&
         first.id.is_string()) {
       ctx.report(Code::kByteOrderMark, Severity::kError, 1, 1,
-                 "the file starts with a UTF-8 byte order mark: pi 1.5 cannot parse the header line and refuses "
-                 "the file (\"Session file is not a valid pi session\"); pi 0.78 tolerates it",
+                 "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() +
+                     " cannot parse the header line and refuses the file (\"Session file is not a valid pi "
+                     "session\"); pi 0.78 tolerates it",
                  "remove the first three bytes (EF BB BF)");
       return;
     }
@@ -232,15 +235,15 @@ void check_cwd(RuleContext& ctx) {
     return;
   }
   if (cwd.kind != JsonKind::kString) {
-    if (ctx.is_0_78()) {
+    if (ctx.pi().crashes_on_non_string_cwd) {
       ctx.report_at_level(Code::kCwdNotString, Severity::kError, Level::kLoad, h.line, cwd.column,
-                          std::string("the header cwd is ") + json_kind_name(cwd.kind) +
-                              ": pi 0.78 crashes (TypeError: normalized.startsWith is not a function)",
+                          std::string("the header cwd is ") + json_kind_name(cwd.kind) + ": " + ctx.pi_name() +
+                              " crashes (TypeError: normalized.startsWith is not a function)",
                           "make \"cwd\" an absolute path string");
     } else {
       ctx.report_at_level(Code::kCwdNotString, Severity::kWarning, Level::kResume, h.line, cwd.column,
-                          std::string("the header cwd is ") + json_kind_name(cwd.kind) +
-                              ": pi 1.5 ignores it and runs in the directory it is started from (pi 0.78 crashes)",
+                          std::string("the header cwd is ") + json_kind_name(cwd.kind) + ": " + ctx.pi_name() +
+                              " ignores it and runs in the directory it is started from (pi 0.78 crashes)",
                           "make \"cwd\" an absolute path string");
     }
     return;
@@ -305,13 +308,15 @@ void check_version(RuleContext& ctx) {
 
 void check_bom(RuleContext& ctx) {
   if (!ctx.index.starts_with_bom) return;
-  // The fatal case (1.5, BOM before the header) is reported by check_header.
-  if (!ctx.is_0_78() && !ctx.view.loads() && ctx.view.outcome == LoadOutcome::kRefused) return;
-  ctx.report(Code::kByteOrderMark, Severity::kWarning, 1, 1,
-             ctx.is_0_78() ? "the file starts with a UTF-8 byte order mark: pi 0.78 tolerates it, pi 1.x refuses the "
-                             "file"
-                           : "the file starts with a UTF-8 byte order mark: pi 1.5 cannot parse line 1 and skips it",
-             "remove the first three bytes (EF BB BF)");
+  // The fatal case (a BOM before the header, refused) is reported by check_header.
+  const bool trims = ctx.pi().trims_file_before_parsing;
+  if (!trims && !ctx.view.loads() && ctx.view.outcome == LoadOutcome::kRefused) return;
+  ctx.report(
+      Code::kByteOrderMark, Severity::kWarning, 1, 1,
+      trims
+          ? "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " tolerates it, pi 1.x refuses the file"
+          : "the file starts with a UTF-8 byte order mark: " + ctx.pi_name() + " cannot parse line 1 and skips it",
+      "remove the first three bytes (EF BB BF)");
 }
 
 }  // namespace

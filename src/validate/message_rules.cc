@@ -70,7 +70,7 @@ void check_context_messages(RuleContext& ctx) {
             "role \"hookMessage\" in a v3 file: only v2 files are migrated to \"custom\", so pi-ai drops this "
             "message before sending";
       } else if (e.role == Role::kSystem) {
-        what = "role \"system\": pi 0.78 drops it before sending (pi 1.5 sends it)";
+        what = "role \"system\": " + ctx.pi_name() + " drops it before sending (pi 1.x sends it)";
       } else if (e.role_field.is_string()) {
         what = "role " + quoted(e.details().unknown_role) +
                " is not one pi knows: pi-ai drops this message before sending";
@@ -97,17 +97,18 @@ void check_context_messages(RuleContext& ctx) {
                  "wrap it: \"content\":[{\"type\":\"text\",\"text\":...}]");
     } else if ((e.role == Role::kAssistant || e.role == Role::kUser || e.role == Role::kToolResult) && null_content) {
       std::string what = std::string("message content is ") + (e.content_kind == JsonKind::kNull ? "null" : "missing");
-      if (ctx.is_0_78()) {
-        ctx.report(Code::kContentNotArray, Severity::kError, e.line, e.message.column,
-                   what + (e.role == Role::kAssistant
-                               ? ": pi 0.78 crashes building the next request (reading 'flatMap') and in the TUI"
-                               : std::string(": pi 0.78 crashes on it building the next request (reading '") +
-                                     (e.role == Role::kUser ? "map" : "some") +
-                                     "') and in the interactive TUI (reading 'filter')"),
-                   "write \"content\":[]");
+      if (!ctx.pi().reads_missing_content_as_empty) {
+        ctx.report(
+            Code::kContentNotArray, Severity::kError, e.line, e.message.column,
+            what + (e.role == Role::kAssistant
+                        ? ": " + ctx.pi_name() + " crashes building the next request (reading 'flatMap') and in the TUI"
+                        : ": " + ctx.pi_name() + " crashes on it building the next request (reading '" +
+                              (e.role == Role::kUser ? "map" : "some") +
+                              "') and in the interactive TUI (reading 'filter')"),
+            "write \"content\":[]");
       } else {
         ctx.report(Code::kContentNotArray, Severity::kWarning, e.line, e.message.column,
-                   what + ": pi 1.5 reads it as [] (pi 0.78 crashes on it)", "write \"content\":[]");
+                   what + ": " + ctx.pi_name() + " reads it as [] (pi 0.78 crashes on it)", "write \"content\":[]");
       }
     }
     const bool readable = e.content_kind == JsonKind::kArray || e.content_kind == JsonKind::kString;

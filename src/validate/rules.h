@@ -18,7 +18,9 @@ class RuleContext {
   const PiView& view;
   const ValidateOptions& options;
 
-  bool is_0_78() const { return options.pi_version == PiVersion::k0_78; }
+  // What the pi version validated against does differently, and how messages name it ("pi 1.5").
+  const PiProfile& pi() const { return pi_profile(options.pi_version); }
+  std::string pi_name() const { return std::string("pi ") + pi().name; }
   const Entry& node_entry(std::int64_t node) const { return view.entry(index, static_cast<std::uint32_t>(node)); }
   std::uint64_t node_line(std::int64_t node) const { return node_entry(node).line; }
 

@@ -66,9 +66,8 @@ void check_cycles(RuleContext& ctx) {
           cycle.size() == 1 ? "this entry is its own parent" : "parentId links form a cycle through lines " + lines;
       if (blocks_load) {
         ctx.report(Code::kParentCycle, Severity::kError, e.line, e.parent_id.column,
-                   what +
-                       ": the last entry's parent walk never reaches a root, so pi 0.78 hangs and pi 1.5 crashes "
-                       "(RangeError: Invalid array length)",
+                   what + ": the last entry's parent walk never reaches a root, so " + ctx.pi_name() +
+                       (ctx.pi().hangs_on_parent_cycle ? " hangs" : " crashes (RangeError: Invalid array length)"),
                    "point the parentId of the cycle's oldest entry at its real parent (or null for the first entry)");
       } else {
         ctx.report_at_level(Code::kParentCycle, Severity::kWarning, Level::kResume, e.line, e.parent_id.column,

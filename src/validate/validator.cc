@@ -49,10 +49,15 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
            std::make_tuple(b.line, b.column, static_cast<int>(b.code));
   });
 
+  return summarize_findings(index.file, index.line_count, view.nodes.size(), std::move(all), options.level);
+}
+
+FileReport summarize_findings(const std::string& file, std::uint64_t lines, std::uint64_t entries, Diagnostics all,
+                              Level level) {
   FileReport report;
-  report.file = index.file;
-  report.lines = index.line_count;
-  report.entries = view.nodes.size();
+  report.file = file;
+  report.lines = lines;
+  report.entries = entries;
   bool load_error = false, resume_error = false;
   for (const Diagnostic& d : all) {
     if (static_cast<int>(d.code) >= 900) report.complete = false;
@@ -66,7 +71,7 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
   constexpr std::size_t kListedPerCode = 100;
   std::map<int, std::size_t> listed, unlisted;
   for (Diagnostic& d : all) {
-    if (static_cast<int>(d.level) > static_cast<int>(options.level)) continue;
+    if (static_cast<int>(d.level) > static_cast<int>(level)) continue;
     (d.severity == Severity::kError ? report.errors : report.warnings)++;
     if (listed[static_cast<int>(d.code)]++ >= kListedPerCode) {
       ++unlisted[static_cast<int>(d.code)];
@@ -79,7 +84,7 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
     d.code = static_cast<Code>(code);
     d.severity = Severity::kWarning;
     d.level = code_info(d.code).level;
-    d.file = index.file;
+    d.file = file;
     d.message = std::to_string(count) + " more " + code_name(d.code) + " findings like the ones above are not listed";
     report.diagnostics.push_back(std::move(d));
   }

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "hydrate/thread_export.h"
+#include "readers/thread_export.h"
 
 namespace pihydrate {
 namespace test_support {

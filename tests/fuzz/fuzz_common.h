@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "common/index_summary.h"
-#include "hydrate/hydrate_job.h"
+#include "jobs/hydrate_job.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/pihydrate.h"
 

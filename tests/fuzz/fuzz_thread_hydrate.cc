@@ -15,13 +15,13 @@
 #include "common/index_summary.h"
 #include "core/json_check.h"
 #include "core/json_spans.h"
+#include "core/mapped_file.h"
 #include "core/spool_indexer.h"
 #include "fuzz_common.h"
-#include "hydrate/mapped_file.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/pihydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/spool.h"
+#include "readers/thread_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pihydrate;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hydrate/thread_reading.h"
+#include "common/thread_reference_reader.h"
 
 namespace {
 

@@ -124,8 +124,8 @@ done
 
 # ---- bash completion: the function the script registers, driven as bash
 # drives it (COMP_WORDS, COMP_CWORD), answers in COMPREPLY.
-complete_bash() {
-  bash --norc --noprofile -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+complete_bash() {  # the installed pi-hydrate on PATH: the completion asks it for formats and versions
+  PATH="$prefix/bin:$PATH" bash --norc --noprofile -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
     _pi_hydrate; printf "%s\n" "${COMPREPLY[@]}"' _ "$prefix/share/bash-completion/completions/pi-hydrate" "$@"
 }
 offers() { # offers WORD COMMAND-LINE...: COMPREPLY holds WORD
@@ -150,7 +150,10 @@ check "bash completion: --tools pair|flatten" "[ \"\$(complete_bash pi-hydrate -
 check "bash completion: --tools=f" "[ \"\$(complete_bash pi-hydrate --thread t.json --tools = f)\" = flatten ]"
 check "bash completion: validate --format" "[ \"\$(complete_bash pi-hydrate validate --format '' | tr '\n' ' ')\" = 'text json github ' ]"
 check "bash completion: tree --format" "[ \"\$(complete_bash pi-hydrate tree --format '' | tr '\n' ' ')\" = 'text json ' ]"
-check "bash completion: --pi-version" "[ \"\$(complete_bash pi-hydrate context --pi-version '' | tr '\n' ' ')\" = '0.78 1.5 ' ]"
+check "bash completion: --pi-version" "[ \"\$(complete_bash pi-hydrate context --pi-version '' | tr '\n' ' ')\" = \"\$('$prefix/bin/pi-hydrate' --list-pi-versions | cut -f1 | tr '\n' ' ')\" ]"
+check "bash completion: --pi-version 1.6" "offers 1.6 pi-hydrate context --pi-version ''"
+check "bash completion: --from" "[ \"\$(complete_bash pi-hydrate --session s.jsonl --from '' | tr '\n' ' ')\" = \"\$('$prefix/bin/pi-hydrate' --list-formats | cut -f1 | tr '\n' ' ')\" ]"
+check "bash completion: tree --from claude-code" "offers claude-code pi-hydrate tree --from ''"
 check "bash completion: validate --level" "[ \"\$(complete_bash pi-hydrate validate --level '' | tr '\n' ' ')\" = 'load resume lint ' ]"
 mkdir -p "$work/files/sub" && touch "$work/files/s.jsonl"
 check "bash completion: file names for --thread" "offers '$work/files/s.jsonl' pi-hydrate --thread '$work/files/s'"

@@ -1,7 +1,7 @@
 // Event capture -> thread export (docs/events.md): one test per rule E1-E12
 // and per tolerated oddity, and through hydrate_events: diagnostics at the
 // capture's line:column, nothing written for a capture without a conversation.
-#include "hydrate/event_capture.h"
+#include "readers/event_capture.h"
 
 #include <algorithm>
 #include <fstream>
@@ -56,8 +56,8 @@ TEST(EventCaptureE1, BlankLinesBomAndCrlfAreTolerated) {
   EXPECT_TRUE(c.diagnostics.empty()) << codes(c.diagnostics);
   const auto lines = lines_of(c.thread);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(c.origins[1].line, 4u);
-  EXPECT_EQ(c.origins[2].line, 5u);
+  EXPECT_EQ(c.origins.at(1).line, 4u);
+  EXPECT_EQ(c.origins.at(2).line, 5u);
   EXPECT_EQ(c.events, 3u);
 }
 
@@ -79,7 +79,7 @@ TEST(EventCaptureE1, AWrapperAroundTheEventIsTakenOff) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(kind_of(lines[1]), "pi.user");
   EXPECT_EQ(kind_of(lines[2]), "pi.assistant");
-  EXPECT_EQ(c.origins[2].column, 9u);  // the inner object's first byte, after {"data":
+  EXPECT_EQ(c.origins.at(2).column, 9u);  // the inner object's first byte, after {"data":
 }
 
 TEST(EventCaptureE1, AnObjectWithoutATypeIsSkipped) {
@@ -208,16 +208,22 @@ TEST(EventCaptureE6, AShellCommandWithItsLoggedCommandIsKept) {
   const auto lines = lines_of(c.thread);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_STREQ(parse(lines[2])["data"]["message"]["content"][0]["text"].GetString(), "Ran `echo hi`\n```\nhi\n\n```");
-  EXPECT_EQ(c.origins[2].line, 3u);
+  EXPECT_EQ(c.origins.at(2).line, 3u);
 }
 
-TEST(EventCaptureE6, AShellCommandWithoutItsCommandIsReportedLost) {
+// The model saw the output of a command the capture does not hold: the
+// output is kept, the command marked as not recorded, and the warning says so.
+TEST(EventCaptureE6, AShellCommandWithoutItsCommandKeepsItsOutput) {
   const EventCapture c = convert(
       kUser + "\n" +
-      R"({"id":"b1","type":"response","command":"bash","success":true,"data":{"output":"hi\n","exitCode":0}})" + "\n");
+      R"({"id":"b1","type":"response","command":"bash","success":true,"data":{"output":"hi\n","exitCode":2}})" + "\n");
   EXPECT_EQ(codes(c.diagnostics), "PH604@2:1 ");
-  EXPECT_EQ(c.repairs.at("lost-bash-execution"), 1u);
-  EXPECT_EQ(lines_of(c.thread).size(), 2u);
+  EXPECT_EQ(c.repairs.at("bash-execution-without-command"), 1u);
+  const auto lines = lines_of(c.thread);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_STREQ(parse(lines[2])["data"]["message"]["content"][0]["text"].GetString(),
+               "Ran a shell command the capture did not record\n```\nhi\n\n```\n\nCommand exited with code 2");
+  EXPECT_EQ(c.origins.at(2).line, 2u);
 }
 
 // E7: streams.
@@ -245,7 +251,7 @@ TEST(EventCaptureE7, ACutOffStreamBecomesChunks) {
   const auto chunk = parse(lines[2]);
   EXPECT_EQ(chunk["data"]["streamKey"].GetInt(), 77);  // its message_start's timestamp
   EXPECT_NE(lines[2].find(delta), std::string::npos);
-  EXPECT_EQ(c.origins[2].line, 3u);
+  EXPECT_EQ(c.origins.at(2).line, 3u);
 }
 
 TEST(EventCaptureE7, AStreamCutOffByTheNextRunBecomesChunksThere) {
@@ -301,7 +307,7 @@ TEST(EventCaptureE8, TheEstimateAfterACompactionFindsItsKeptWindow) {
   const auto compaction = parse(lines[7]);
   EXPECT_STREQ(compaction["data"]["firstKeptRef"].GetString(), "L5");
   EXPECT_STREQ(compaction["data"]["result"]["summary"].GetString(), "S");  // the event, still verbatim
-  EXPECT_EQ(c.origins[7].capture_copied_column, 2u);
+  EXPECT_EQ(c.origins.at(7).input_copied_column, 2u);
 }
 
 TEST(EventCaptureE8, WithoutAnExactSingleMatchR9Decides) {

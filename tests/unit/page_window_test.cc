@@ -1,5 +1,5 @@
 // PageWindow: what a phase's walk over a mapped export lets go, and when.
-#include "hydrate/page_window.h"
+#include "readers/page_window.h"
 
 #include <gtest/gtest.h>
 

@@ -104,3 +104,29 @@ TEST(PiView, ToolCallIdRule) {
 
 }  // namespace
 }  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+TEST(PiProfiles, VersionsAreReadAsNamesOrReleases) {
+  EXPECT_EQ(parse_pi_version("0.78"), PiVersion::k0_78);
+  EXPECT_EQ(parse_pi_version("1.5.2"), PiVersion::k1_5);
+  EXPECT_EQ(parse_pi_version("1.6"), PiVersion::k1_6);
+  EXPECT_EQ(parse_pi_version("1.6.0"), PiVersion::k1_6);
+  EXPECT_EQ(parse_pi_version("1.6.12"), PiVersion::k1_6);
+  for (const char* unknown : {"", "1", "1.", "1.6.", "1.6.x", "1.60", "2.0", "0.78.0.1", "v1.6"})
+    EXPECT_FALSE(parse_pi_version(unknown).has_value()) << unknown;
+  EXPECT_EQ(known_pi_versions(), "0.78, 1.5, 1.6");
+  EXPECT_EQ(newest_pi_version(), pi_profiles().back().version);
+}
+
+TEST(PiProfiles, EachRowIsFoundByItsOwnNameAndRelease) {
+  for (const PiProfile& p : pi_profiles()) {
+    EXPECT_EQ(parse_pi_version(p.name), p.version);
+    EXPECT_EQ(parse_pi_version(p.release), p.version);
+    EXPECT_EQ(&pi_profile(p.version), &p);
+  }
+}
+
+}  // namespace
+}  // namespace pihydrate

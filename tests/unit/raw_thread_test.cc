@@ -1,8 +1,8 @@
-// Thread exports with raw pi entries (raw_thread.h, docs/thread-export.md
+// Thread exports with raw pi entries (raw_thread.cc, docs/thread-export.md
 // X1-X7). The promise of X7 is checked on every v3 session among the golden
 // inputs: its lines carried as pi.entry, or as a snapshot, hydrate to the
 // bytes `--session` gives for the file itself.
-#include "hydrate/raw_thread.h"
+#include "readers/thread_export.h"
 
 #include <filesystem>
 #include <fstream>
@@ -131,13 +131,13 @@ TEST(RawThread, OnlyAKindSendsAnExportToTheRawPath) {
   ASSERT_TRUE(without.ok);
   EXPECT_EQ(with_name.text, without.text);
   EXPECT_EQ(with_name.diagnostics.size(), without.diagnostics.size());
-  // The converter reports a raw kind and converts nothing.
+  // The kind itself makes the entry a raw one, which must carry its line.
   std::string raw = example;
   raw.replace(raw.find(R"("kind": "chat")"), 14, R"("kind": "pi.entry")");
   ThreadOptions options;
   const ConvertedThread converted = convert_thread_export(raw, "t.json", options);
-  EXPECT_TRUE(converted.carries_raw_entries);
-  EXPECT_TRUE(converted.session.empty());
+  ASSERT_FALSE(converted.ok());
+  EXPECT_NE(converted.diagnostics[0].message.find("a pi.entry carries data.line"), std::string::npos);
 }
 
 TEST(RawThread, LossyEntriesTheRawOnesCoverAreDropped) {

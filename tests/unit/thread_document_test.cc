@@ -17,15 +17,15 @@
 #include "common/index_summary.h"
 #include "common/recording_residency.h"
 #include "core/json_spans.h"
-#include "hydrate/mapped_file.h"
-#include "hydrate/page_window.h"
+#include "core/mapped_file.h"
 #include "hydrate/plan.h"
-#include "hydrate/thread_document.h"
-#include "hydrate/thread_export.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/spool.h"
 #include "pihydrate/validator.h"
+#include "readers/page_window.h"
+#include "readers/thread_document.h"
+#include "readers/thread_export.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

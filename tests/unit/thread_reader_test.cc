@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hydrate/thread_reading.h"
+#include "common/thread_reference_reader.h"
 
 namespace pihydrate {
 namespace {

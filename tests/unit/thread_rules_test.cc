@@ -1,6 +1,6 @@
 // The thread export's planning rules (docs/thread-export.md R3, R4/R5,
 // R6, R7), each on a few entries built by hand.
-#include "hydrate/thread_rules.h"
+#include "readers/thread_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -97,7 +97,7 @@ TEST(ThreadRulesR3, ChatRefNamesTheTurnItReplaces) {
   const std::size_t pi = t.pi_user("different words", t.id(first));
   const UserReplacements plan = replacements(t);
   EXPECT_EQ(plan.replaced_by[first], static_cast<std::int32_t>(pi));
-  EXPECT_EQ(plan.count, 1u);
+  EXPECT_EQ(plan.by_pi_user, 1u);
 }
 
 // R3: "... else the nearest earlier chat user turn that no other pi.user replaces yet, if its text is the same"
@@ -117,7 +117,7 @@ TEST(ThreadRulesR3, TheNearestTurnIsTheOnlyCandidate) {
   const UserReplacements plan = replacements(t);
   EXPECT_EQ(plan.replaced_by[older], -1);  // not searched further back: the pi.user stays in its place
   EXPECT_EQ(plan.replaced_by[nearest], -1);
-  EXPECT_EQ(plan.count, 0u);
+  EXPECT_EQ(plan.by_pi_user, 0u);
 }
 
 TEST(ThreadRulesR3, ATurnAlreadyReplacedIsSkippedForTheOneBefore) {
@@ -129,7 +129,7 @@ TEST(ThreadRulesR3, ATurnAlreadyReplacedIsSkippedForTheOneBefore) {
   const UserReplacements plan = replacements(t);
   EXPECT_EQ(plan.replaced_by[second], static_cast<std::int32_t>(pi_two));
   EXPECT_EQ(plan.replaced_by[first], static_cast<std::int32_t>(pi_one));
-  EXPECT_EQ(plan.count, 2u);
+  EXPECT_EQ(plan.by_pi_user, 2u);
 }
 
 TEST(ThreadRulesR3, ATurnIsReplacedOnce) {
@@ -139,7 +139,7 @@ TEST(ThreadRulesR3, ATurnIsReplacedOnce) {
   t.pi_user("hi", t.id(turn));
   const UserReplacements plan = replacements(t);
   EXPECT_EQ(plan.replaced_by[turn], static_cast<std::int32_t>(pi));
-  EXPECT_EQ(plan.count, 1u);
+  EXPECT_EQ(plan.by_pi_user, 1u);
 }
 
 TEST(ThreadRulesR3, AChatRefToSomethingElseFallsBackToText) {

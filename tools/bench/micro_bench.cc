@@ -13,11 +13,11 @@
 #include "core/json_check.h"
 #include "core/json_spans.h"
 
-#include "hydrate/thread_export.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/line_reader.h"
 #include "pihydrate/pi_view.h"
 #include "pihydrate/session_index.h"
+#include "readers/thread_export.h"
 
 namespace {
 

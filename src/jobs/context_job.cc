@@ -1,0 +1,87 @@
+// resume_context (pihydrate.h): an input as the pi session it stands for,
+// indexed, pi's view of it, the branch asked for, and the request pi builds
+// from it.
+#include <memory>
+
+#include "hydrate/plan.h"
+#include "jobs/session_of_input.h"
+#include "pihydrate/errors.h"
+#include "pihydrate/pihydrate.h"
+
+namespace pihydrate {
+namespace {
+
+Diagnostic load_error(const SessionIndex& index, const PiView& view, std::string message) {
+  Diagnostic d;
+  d.code = Code::kMessageMissing;
+  d.severity = Severity::kError;
+  d.level = Level::kLoad;
+  d.file = index.file;
+  d.line = view.failure_line;
+  d.column = view.failure_line ? 1 : 0;
+  d.message = std::move(message);
+  return d;
+}
+
+// The request pi builds from an indexed session.
+ContextReport context_of(const SessionIndex& index, LineSource& lines, const ContextOptions& options) {
+  const LineText line_text = [&lines](const Entry& e) {
+    std::string scratch;
+    return std::string(lines.read(e.offset, e.length, scratch));
+  };
+
+  ContextReport report;
+  report.file = index.file;
+  report.context.version = options.pi_version;
+  PiView view = build_pi_view(index, options.pi_version);
+  ValidateOptions vo;
+  vo.level = Level::kLoad;
+  vo.pi_version = options.pi_version;
+  vo.check_cwd = false;
+  const FileReport verdict = validate_index(index, view, vo);
+  for (const Diagnostic& d : verdict.diagnostics)
+    if (d.severity == Severity::kError) report.errors.push_back(d);
+  const std::string pi = "pi " + std::string(pi_version_name(options.pi_version));
+
+  if (verdict.loadable && view.loads() && (options.leaf_id || options.label)) {
+    HydrateOptions branch_options;
+    branch_options.pi_version = options.pi_version;
+    branch_options.leaf_id = options.leaf_id;
+    branch_options.label = options.label;
+    HydrateReport branch;
+    std::vector<std::uint32_t> branch_path;
+    if (!select_path(index, view, branch_options, branch_path, branch)) {
+      report.bad_branch = std::move(branch.diagnostics);
+      return report;
+    }
+    view.path = std::move(branch_path);
+    rebuild_context(index, view);
+    if (!view.loads())
+      report.errors.push_back(load_error(index, view, pi + " crashes building this branch's context: " + view.failure));
+  }
+  if (verdict.loadable && view.loads()) report.context = build_resume_context(index, view, line_text);
+  if (!report.context.loads && report.errors.empty())
+    report.errors.push_back(load_error(index, view, pi + " does not load this file: " + view.failure));
+  return report;
+}
+
+}  // namespace
+
+ContextReport resume_context(const Input& input, const ContextOptions& options) {
+  const SessionOfInput of = read_session_of(input, options.from, options.pi_version);
+  ContextReport report;
+  if (!of.converted || of.conversion.ok) {
+    IndexedSession session;
+    index_session(of.session, IndexOptions{}, session);
+    report = context_of(session.index, *session.lines, options);
+  } else {
+    report.context.version = options.pi_version;
+    report.not_converted = true;
+  }
+  report.file = input.name();
+  report.format = of.format;
+  report.conversion = of.conversion.report.diagnostics;
+  return report;
+}
+
+}  // namespace pihydrate

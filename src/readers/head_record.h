@@ -1,0 +1,18 @@
+// A record on one of an input head's lines (InputHead), parsed for a bid.
+#pragma once
+
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "core/json_value.h"
+
+namespace pihydrate {
+
+// False when the line is not a JSON object (or is cut short where the head ends).
+inline bool parse_head_record(std::string_view line, rapidjson::Document& doc) {
+  doc.Parse(line.data(), line.size());
+  return !doc.HasParseError() && doc.IsObject();
+}
+
+}  // namespace pihydrate

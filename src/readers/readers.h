@@ -1,0 +1,26 @@
+// The readers pi-hydrate ships (registry.cc lists them), and the
+// conversions behind them, which tests call directly.
+#pragma once
+
+#include <string>
+
+#include "pihydrate/reader.h"
+
+namespace pihydrate {
+
+const Reader& pi_session_reader();     // pi_session_reader.cc
+const Reader& thread_export_reader();  // thread_export_reader.cc
+const Reader& pi_events_reader();      // pi_events_reader.cc
+const Reader& claude_code_reader();    // claude_code_reader.cc
+const Reader& codex_reader();          // codex_reader.cc
+
+// The session text a transcript stands for (its origins, findings and
+// counts in `out`); empty when it cannot be read. `file` names the
+// transcript in diagnostics. A Claude Code transcript is a tree: the branch
+// written ends at the record whose uuid is `leaf`, or by default at the last
+// user or assistant record.
+std::string convert_claude_code(std::string transcript, const std::string& file, const std::string& leaf,
+                                ReadSession& out);
+std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out);
+
+}  // namespace pihydrate

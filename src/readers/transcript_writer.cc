@@ -1,0 +1,186 @@
+// What the transcript readers share (transcript_writer.h): reading a JSONL
+// transcript record by record, and writing the pi session that stands for it.
+#include "readers/transcript_writer.h"
+
+#include <rapidjson/error/en.h>
+
+#include "core/json_spans.h"
+#include "pihydrate/formats.h"
+#include "readers/jsonl_lines.h"
+#include "readers/thread_converter.h"
+
+namespace pihydrate {
+
+std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
+  const std::int64_t ms = thread_converter::ms_from_iso(iso);
+  return ms < 0 ? fallback : ms;
+}
+
+std::string entry_id_for(const std::string& key, std::map<std::string, std::string>& taken) {
+  for (std::uint64_t seed = 0;; ++seed) {
+    std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
+    auto [it, inserted] = taken.emplace(id, key);
+    if (inserted || it->second == key) return id;
+  }
+}
+
+void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
+                     const std::function<void(TranscriptRecord&&)>& read) {
+  neutralize_lone_surrogates(transcript.data(), transcript.size());
+  std::string unused;
+  TranscriptWriter report(file, unused, out);
+  for_each_jsonl_line(transcript, [&](const JsonlLine& line) {
+    TranscriptRecord record;
+    rapidjson::Document& doc = record.doc;
+    doc.Parse(line.text.data(), line.text.size());
+    if (doc.HasParseError()) {
+      const std::uint64_t at = line.column_of(line.begin + doc.GetErrorOffset());
+      const std::string why = rapidjson::GetParseError_En(doc.GetParseError());
+      if (line.last_without_newline) {
+        report.warn(line.number, at, "the last line is cut off (" + why + "); left out", "truncated-last-line");
+        return true;
+      }
+      report.error(line.number, at, "not JSON: " + why, "each line of a transcript is one JSON object");
+      return false;
+    }
+    const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
+    if (!doc.IsObject()) {
+      report.error(line.number, column, "a record is a JSON object", "each line of a transcript is one JSON object");
+      return false;
+    }
+    ++out.records_read;
+    record.line = line.number;
+    record.column = column;
+    read(std::move(record));
+    return out.ok();
+  });
+}
+
+void TranscriptWriter::header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
+                              const TranscriptOrigin& origin) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  write_key_string(w, "type", "session");
+  w.Key("version");
+  w.Int(3);
+  write_key_string(w, "id", session_id);
+  write_key_string(w, "timestamp", timestamp);
+  write_key_string(w, "cwd", cwd);
+  w.EndObject();
+  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
+}
+
+void TranscriptWriter::entry(const char* type, const std::string& id, const std::string& parent,
+                             const std::string& timestamp, const TranscriptOrigin& origin,
+                             const std::function<void(JsonWriter&)>& write_members) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  write_key_string(w, "type", type);
+  write_key_string(w, "id", id);
+  w.Key("parentId");
+  if (parent.empty())
+    w.Null();
+  else
+    write_string(w, parent);
+  write_key_string(w, "timestamp", timestamp);
+  write_members(w);
+  w.EndObject();
+  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
+}
+
+void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint) {
+  out_.diagnostics.push_back(Diagnostic{Code::kTranscriptInvalid, Severity::kError,
+                                        code_info(Code::kTranscriptInvalid).level, file_, line, column,
+                                        std::move(message), std::move(hint)});
+}
+
+void TranscriptWriter::warn(std::uint64_t line, std::uint64_t column, std::string message, const std::string& repair) {
+  out_.diagnostics.push_back(Diagnostic{Code::kTranscriptRecordDropped,
+                                        Severity::kWarning,
+                                        code_info(Code::kTranscriptRecordDropped).level,
+                                        file_,
+                                        line,
+                                        column,
+                                        std::move(message),
+                                        {}});
+  count(repair);
+}
+
+void write_string(JsonWriter& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void write_key_string(JsonWriter& w, const char* key, std::string_view s) {
+  w.Key(key);
+  write_string(w, s);
+}
+
+void begin_message(JsonWriter& w, const char* role) {
+  w.Key("message");
+  w.StartObject();
+  write_key_string(w, "role", role);
+  w.Key("content");
+  w.StartArray();
+}
+
+void begin_tool_result(JsonWriter& w, std::string_view call_id, std::string_view tool_name) {
+  w.Key("message");
+  w.StartObject();
+  write_key_string(w, "role", "toolResult");
+  write_key_string(w, "toolCallId", call_id);
+  write_key_string(w, "toolName", tool_name);
+  w.Key("content");
+  w.StartArray();
+}
+
+void write_text_block(JsonWriter& w, std::string_view text) {
+  w.StartObject();
+  write_key_string(w, "type", "text");
+  write_key_string(w, "text", text);
+  w.EndObject();
+}
+
+void write_image_block(JsonWriter& w, std::string_view base64, std::string_view mime_type) {
+  w.StartObject();
+  write_key_string(w, "type", "image");
+  write_key_string(w, "data", base64);
+  write_key_string(w, "mimeType", mime_type);
+  w.EndObject();
+}
+
+void write_object_or_empty(JsonWriter& w, const JsonValue* value) {
+  if (value != nullptr && value->IsObject()) {
+    value->Accept(w);
+    return;
+  }
+  w.StartObject();
+  w.EndObject();
+}
+
+void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
+                 std::uint64_t cache_write) {
+  w.Key("usage");
+  w.StartObject();
+  w.Key("input");
+  w.Uint64(input);
+  w.Key("output");
+  w.Uint64(output);
+  w.Key("cacheRead");
+  w.Uint64(cache_read);
+  w.Key("cacheWrite");
+  w.Uint64(cache_write);
+  w.Key("totalTokens");
+  w.Uint64(input + output + cache_read + cache_write);
+  w.Key("cost");
+  w.StartObject();
+  for (const char* k : {"input", "output", "cacheRead", "cacheWrite", "total"}) {
+    w.Key(k);
+    w.Int(0);
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+}  // namespace pihydrate

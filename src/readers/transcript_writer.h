@@ -1,0 +1,91 @@
+// What the transcript readers (Claude Code, Codex) share: reading a JSONL
+// transcript record by record, and writing the pi v3 session that stands for
+// it, line by line, each with the transcript position it came from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "core/json_value.h"
+#include "pihydrate/reader.h"
+
+namespace pihydrate {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Where one line of the written session came from in the transcript.
+struct TranscriptOrigin {
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+  std::string record;  // names the record in messages: "assistant record", "response_item function_call"
+};
+
+// One transcript record: its parsed object (a reader may keep it) and where it starts.
+struct TranscriptRecord {
+  rapidjson::Document doc;
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+};
+
+// Calls `read` for each JSON object line of `transcript`, in order. Blank
+// lines, a BOM and CRLF endings are tolerated; a line that is not a JSON
+// object is an error (PH605) at its line:column, except a last line cut off
+// before its newline (a CLI killed mid-write), which is left out with a
+// warning (PH606). Lone UTF-16 surrogate escapes are rewritten in place, as
+// for the other inputs.
+// Counts each record in out.records_read; stops at the first error.
+void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
+                     const std::function<void(TranscriptRecord&&)>& read);
+
+// Writes the session's lines into `text`, their origins and the reader's
+// findings into `out`.
+class TranscriptWriter {
+ public:
+  TranscriptWriter(const std::string& file, std::string& text, ReadSession& out)
+      : file_(file), text_(text), out_(out) {}
+
+  void header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
+              const TranscriptOrigin& origin);
+  // One entry: `type`, `id`, `parent` ("" for none), `timestamp` (ISO-8601),
+  // then the members `write_members` writes into the open object.
+  void entry(const char* type, const std::string& id, const std::string& parent, const std::string& timestamp,
+             const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& write_members);
+
+  void error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint = {});
+  // A record (or part of one) that is not carried over: reported and counted under `repair`.
+  void warn(std::uint64_t line, std::uint64_t column, std::string message, const std::string& repair);
+  void count(const std::string& repair, std::uint64_t n = 1) { out_.repairs[repair] += n; }
+
+ private:
+  const std::string& file_;
+  std::string& text_;
+  ReadSession& out_;
+};
+
+// Writers for the parts of pi messages both readers build.
+// Opens `"message":{"role":ROLE,"content":[`; the caller writes the blocks,
+// ends the array, adds the message's other members and ends the object.
+void begin_message(JsonWriter& w, const char* role);
+// The same for a tool result: role, toolCallId and toolName before the content.
+void begin_tool_result(JsonWriter& w, std::string_view call_id, std::string_view tool_name);
+void write_string(JsonWriter& w, std::string_view s);
+void write_key_string(JsonWriter& w, const char* key, std::string_view s);
+void write_text_block(JsonWriter& w, std::string_view text);
+void write_image_block(JsonWriter& w, std::string_view base64, std::string_view mime_type);
+// `value` when it is an object, else {} (pi's tool call arguments are always an object).
+void write_object_or_empty(JsonWriter& w, const JsonValue* value);
+// pi's usage object (cost is not known: zero, as pi writes for a provider without prices).
+void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
+                 std::uint64_t cache_write);
+// Epoch milliseconds of an ISO-8601 time, or `fallback` when it is not one.
+std::int64_t millis_of(const std::string& iso, std::int64_t fallback);
+// A pi entry id (8 hex digits) for a source's key, unique in `taken`.
+std::string entry_id_for(const std::string& key, std::map<std::string, std::string>& taken);
+
+}  // namespace pihydrate

@@ -1,0 +1,307 @@
+// Claude Code and Codex transcripts -> pi sessions (docs/claude-code.md,
+// docs/codex.md): how each reader bids, and the rules a recording alone
+// does not pin down, each on a small hand-written transcript.
+#include "readers/readers.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+
+namespace pihydrate {
+namespace {
+
+// A reader's conversion: the session text it wrote, and the rest of what it read.
+struct Converted : ReadSession {
+  std::string session;
+};
+Converted convert_claude_code(const std::string& transcript, const std::string& file, const std::string& leaf = "") {
+  Converted out;
+  out.session = pihydrate::convert_claude_code(transcript, file, leaf, out);
+  return out;
+}
+Converted convert_codex(const std::string& rollout, const std::string& file) {
+  Converted out;
+  out.session = pihydrate::convert_codex(rollout, file, out);
+  return out;
+}
+
+std::vector<rapidjson::Document> entries_of(const Converted& s) {
+  std::vector<rapidjson::Document> out;
+  std::istringstream in(s.session);
+  for (std::string line; std::getline(in, line);) {
+    out.emplace_back();
+    out.back().Parse(line.c_str());
+    EXPECT_FALSE(out.back().HasParseError()) << line;
+  }
+  return out;
+}
+
+std::string role_of(const rapidjson::Document& e) {
+  if (!e.HasMember("message")) return e["type"].GetString();
+  return e["message"]["role"].GetString();
+}
+
+std::string cc(const std::string& type, const std::string& uuid, const std::string& parent, const std::string& message,
+               const std::string& extra = "") {
+  return R"({"type":")" + type + R"(","uuid":")" + uuid + R"(","parentUuid":)" +
+         (parent.empty() ? "null" : "\"" + parent + "\"") +
+         R"(,"sessionId":"s-1","cwd":"/home/me/repo","timestamp":"2026-11-26T09:00:00.000Z")" + extra +
+         R"(,"message":)" + message + "}\n";
+}
+
+std::string assistant_line(const std::string& id, const std::string& block) {
+  return R"({"id":")" + id + R"(","role":"assistant","model":"claude-x","content":[)" + block +
+         R"(],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":2}})";
+}
+
+// The format each first record is read as: the reader that bids highest.
+std::string format_of(const std::string& head) {
+  const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, true));
+  return r == nullptr ? "none" : r->info().name;
+}
+
+TEST(Readers, EachFormatIsFoundFromItsFirstRecords) {
+  EXPECT_EQ(format_of(R"({"type":"session","version":3,"id":"x","cwd":"/"})"), "pi");
+  EXPECT_EQ(format_of("\n" + cc("user", "u1", "", R"({"role":"user","content":"hi"})")), "claude-code");
+  EXPECT_EQ(format_of(R"({"type":"queue-operation","operation":"enqueue","sessionId":"s"})"), "claude-code");
+  EXPECT_EQ(format_of(R"({"timestamp":"t","type":"session_meta","payload":{"id":"x"}})"), "codex");
+  EXPECT_EQ(format_of(R"({"kind":"chat"})"), "none");
+  EXPECT_EQ(format_of("not json"), "none");
+  // pi's json mode prints the session header a session file starts with; the events after it tell them apart.
+  EXPECT_EQ(format_of("{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n{\"type\":\"agent_start\"}\n"),
+            "pi-events");
+  EXPECT_EQ(format_of("{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n"
+                      "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{}}\n"),
+            "pi");
+  EXPECT_EQ(format_of("{\"type\":\"response\",\"command\":\"get_state\",\"success\":true}"), "pi-events");
+  EXPECT_EQ(format_of("{\"format\":\"thread-export\",\"version\":1,\"thread\":{\"id\":\"t\"}}"), "thread-export");
+  EXPECT_EQ(format_of("{\n  \"format\": \"thread-export\",\n  \"version\": 1,"), "thread-export");
+  EXPECT_EQ(format_of("{\n  \"thread\": {\"id\": \"t\"},\n  \"format\" : \"thread-export\",\n  \"entries\": ["),
+            "thread-export");
+  // The marker inside a record's text is not a thread export's.
+  EXPECT_EQ(format_of("{\"type\":\"agent_start\"}\n{\"type\":\"message_end\",\"message\":{\"role\":\"user\","
+                      "\"content\":\"{\\\"format\\\":\\\"thread-export\\\"}\"}}\n"),
+            "pi-events");
+  EXPECT_EQ(format_of("{\n  \"entries\": [{\"text\": \"\\\"format\\\": \\\"thread-export\\\"\"}"), "none");
+  const std::string tried = ReaderRegistry::standard().tried();
+  for (const Reader* r : ReaderRegistry::standard().readers())
+    EXPECT_NE(tried.find(r->info().title), std::string::npos) << r->info().name;
+}
+
+// C5, C8: a reply's lines chain one after the other, and each parallel
+// call's result hangs from its own call's line, so the leaf's parent walk
+// passes through one call only. All three calls and results still come over,
+// results in call order.
+TEST(ClaudeCode, ParallelCallsAndResultsOffTheBranchAreGathered) {
+  std::string t = cc("user", "u1", "", R"({"role":"user","content":"Run three."})");
+  t += cc("assistant", "a1", "u1", assistant_line("m1", R"({"type":"text","text":"Running."})"));
+  for (int k = 1; k <= 3; ++k)
+    t += cc("assistant", "c" + std::to_string(k), k == 1 ? "a1" : "c" + std::to_string(k - 1),
+            assistant_line("m1", R"({"type":"tool_use","id":"t)" + std::to_string(k) +
+                                     R"(","name":"Bash","input":{"command":"echo )" + std::to_string(k) + R"("}})"));
+  // Finished 2, 3, 1; the answer hangs from the last result written.
+  for (int k : {2, 3, 1})
+    t += cc("user", "r" + std::to_string(k), "c" + std::to_string(k),
+            R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t)" + std::to_string(k) +
+                R"(","content":")" + std::to_string(k) + R"("}]})");
+  t += cc(
+      "assistant", "a2", "r1",
+      R"({"id":"m2","role":"assistant","model":"claude-x","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{}})");
+  const Converted s = convert_claude_code(t, "t.jsonl");
+  ASSERT_TRUE(s.ok());
+  const auto e = entries_of(s);
+  ASSERT_EQ(e.size(), 7u);  // header, user, assistant, 3 results, answer
+  EXPECT_EQ(role_of(e[2]), "assistant");
+  ASSERT_EQ(e[2]["message"]["content"].Size(), 4u);
+  EXPECT_STREQ(e[2]["message"]["stopReason"].GetString(), "toolUse");
+  for (int k = 1; k <= 3; ++k) {
+    EXPECT_STREQ(e[2 + k]["message"]["toolCallId"].GetString(), ("t" + std::to_string(k)).c_str());
+    EXPECT_STREQ(e[2 + k]["message"]["toolName"].GetString(), "Bash");
+    EXPECT_STREQ(e[2 + k]["parentId"].GetString(), e[1 + k]["id"].GetString());  // linear
+  }
+  EXPECT_STREQ(e[6]["message"]["content"][0]["text"].GetString(), "Done.");
+  EXPECT_STREQ(e[0]["cwd"].GetString(), "/home/me/repo");
+}
+
+// C2: --leaf names a record's uuid; the branch ending there is written.
+TEST(ClaudeCode, LeafChoosesTheBranch) {
+  std::string t = cc("user", "u1", "", R"({"role":"user","content":"First."})");
+  t += cc(
+      "assistant", "a1", "u1",
+      R"({"id":"m1","role":"assistant","model":"x","content":[{"type":"text","text":"One."}],"stop_reason":"end_turn"})");
+  t += cc("user", "u2", "a1", R"({"role":"user","content":"Left."})");
+  t += cc("user", "u3", "a1", R"({"role":"user","content":"Right."})");
+  auto last_text = [](const Converted& s) {
+    const auto e = entries_of(s);
+    return std::string(e.back()["message"]["content"][0]["text"].GetString());
+  };
+  EXPECT_EQ(last_text(convert_claude_code(t, "t.jsonl")), "Right.");
+  EXPECT_EQ(last_text(convert_claude_code(t, "t.jsonl", "u2")), "Left.");
+  const Converted missing = convert_claude_code(t, "t.jsonl", "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.diagnostics[0].code, Code::kBranchNotFound);
+}
+
+// C3, C4, C9: bookkeeping, sidechains and local commands stay out; a record
+// type nobody knows is reported once, at its line.
+TEST(ClaudeCode, WhatNeverReachesTheModelIsCountedOrReported) {
+  std::string t = R"({"type":"queue-operation","operation":"enqueue","sessionId":"s-1"})"
+                  "\n";
+  t += cc("user", "u1", "", R"({"role":"user","content":"Hi."})");
+  t += cc("user", "s1", "u1", R"({"role":"user","content":"side"})", R"(,"isSidechain":true)");
+  t += cc("user", "m1", "u1", R"({"role":"user","content":"<command-name>/model</command-name>"})");
+  t += R"({"type":"brand-new-kind","uuid":"n1","parentUuid":"m1"})"
+       "\n";
+  t += R"({"type":"brand-new-kind","uuid":"n2","parentUuid":"n1"})"
+       "\n";
+  const Converted s = convert_claude_code(t, "t.jsonl");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(entries_of(s).size(), 2u);
+  EXPECT_EQ(s.repairs.at("claude-bookkeeping-records"), 1u);
+  EXPECT_EQ(s.repairs.at("claude-sidechain-records"), 1u);
+  EXPECT_EQ(s.repairs.at("claude-command-records"), 1u);
+  EXPECT_EQ(s.repairs.at("claude-unknown-records"), 2u);
+  ASSERT_EQ(s.diagnostics.size(), 1u);
+  EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptRecordDropped);
+  EXPECT_EQ(s.diagnostics[0].line, 5u);
+}
+
+// C10: the compaction keeps what Claude Code preserved (preservedSegment.headUuid).
+TEST(ClaudeCode, CompactionKeepsThePreservedSegment) {
+  std::string t = cc("user", "u1", "", R"({"role":"user","content":"Write it."})");
+  t += cc(
+      "assistant", "a1", "u1",
+      R"({"id":"m1","role":"assistant","model":"x","content":[{"type":"text","text":"Kept."}],"stop_reason":"end_turn"})");
+  t +=
+      R"({"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"a1","sessionId":"s-1","compactMetadata":{"preTokens":42,"preservedSegment":{"headUuid":"a1","tailUuid":"a1"}}})"
+      "\n";
+  t += cc("user", "sum", "b1", R"({"role":"user","content":"This session is being continued. Summary."})",
+          R"(,"isCompactSummary":true)");
+  t += cc("user", "u2", "sum", R"({"role":"user","content":"Go on."})");
+  const Converted s = convert_claude_code(t, "t.jsonl");
+  ASSERT_TRUE(s.ok());
+  const auto e = entries_of(s);
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_STREQ(e[3]["type"].GetString(), "compaction");
+  EXPECT_STREQ(e[3]["firstKeptEntryId"].GetString(), e[2]["id"].GetString());
+  EXPECT_EQ(e[3]["tokensBefore"].GetUint64(), 42u);
+  EXPECT_STREQ(e[3]["summary"].GetString(), "This session is being continued. Summary.");
+}
+
+// C1: a transcript without a sessionId still gets an id of its own.
+TEST(ClaudeCode, WithoutASessionIdEachTranscriptGetsItsOwnId) {
+  auto header_id = [](const std::string& uuid) {
+    const Converted s = convert_claude_code(
+        R"({"type":"user","uuid":")" + uuid + R"(","parentUuid":null,"message":{"role":"user","content":"Hi."}})",
+        "t.jsonl");
+    EXPECT_TRUE(s.ok());
+    return s.ok() ? std::string(entries_of(s)[0]["id"].GetString()) : std::string();
+  };
+  EXPECT_FALSE(header_id("u1").empty());
+  EXPECT_NE(header_id("u1"), header_id("u2"));
+  EXPECT_EQ(header_id("u1"), header_id("u1"));
+}
+
+TEST(ClaudeCode, ALineThatIsNotJsonIsAnErrorAtItsPosition) {
+  std::string t = cc("user", "u1", "", R"({"role":"user","content":"Hi."})");
+  t += "{\"type\":\"user\",\"uuid\":}\n";
+  t += cc("user", "u2", "u1", R"({"role":"user","content":"Again."})");
+  const Converted s = convert_claude_code(t, "t.jsonl");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
+  EXPECT_EQ(s.diagnostics[0].line, 2u);
+  EXPECT_EQ(s.diagnostics[0].column, 23u);  // the "}" where a value belongs
+  EXPECT_TRUE(s.session.empty());
+  // The same line cut off at the end of the file is only a warning.
+  const Converted cut = convert_claude_code(
+      cc("user", "u1", "", R"({"role":"user","content":"Hi."})") + "{\"type\":\"user\",\"uu", "t.jsonl");
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut.diagnostics[0].code, Code::kTranscriptRecordDropped);
+}
+
+std::string cx(const std::string& type, const std::string& payload) {
+  return R"({"timestamp":"2026-11-26T09:00:00.000Z","type":")" + type + R"(","payload":)" + payload + "}\n";
+}
+const std::string kMeta = cx("session_meta", R"({"id":"01a2-x","timestamp":"2026-11-26T09:00:00.000Z","cwd":"/w"})");
+
+std::string user_item(const std::string& text) {
+  return cx("response_item",
+            R"({"type":"message","role":"user","content":[{"type":"input_text","text":")" + text + R"("}]})");
+}
+
+// K4, K5, K8: harness context stays out; the items of one reply are one
+// assistant message; a failing command is an error result by its exit code.
+TEST(Codex, RepliesCallsAndExitCodes) {
+  std::string t = kMeta + cx("turn_context", R"({"model":"gpt-x"})");
+  t += cx("response_item", R"({"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]})");
+  t += user_item("<environment_context><cwd>/w</cwd></environment_context>");
+  t += user_item("Check it.");
+  t += cx("response_item",
+          R"({"type":"reasoning","summary":[{"type":"summary_text","text":"Look."}],"encrypted_content":"e"})");
+  t += cx("response_item",
+          R"({"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"false\"}","call_id":"call_1"})");
+  t += cx("token_usage_record",
+          R"({"response_id":"resp_1","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7}})");
+  t += cx(
+      "response_item",
+      R"({"type":"function_call_output","call_id":"call_1","output":"Chunk ID: a\nProcess exited with code 1\nOutput:\n"})");
+  t += cx("event_msg", R"({"type":"token_count"})");
+  t += cx("response_item",
+          R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"It failed."}]})");
+  const Converted s = convert_codex(t, "r.jsonl");
+  ASSERT_TRUE(s.ok());
+  const auto e = entries_of(s);
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(role_of(e[1]), "user");
+  EXPECT_STREQ(e[1]["message"]["content"][0]["text"].GetString(), "Check it.");
+  const auto& call = e[2]["message"];
+  EXPECT_STREQ(call["content"][0]["type"].GetString(), "thinking");
+  EXPECT_STREQ(call["content"][0]["thinking"].GetString(), "Look.");
+  EXPECT_STREQ(call["content"][1]["arguments"]["cmd"].GetString(), "false");
+  EXPECT_STREQ(call["model"].GetString(), "gpt-x");
+  EXPECT_STREQ(call["stopReason"].GetString(), "toolUse");
+  EXPECT_EQ(call["usage"]["input"].GetUint64(), 60u);  // cached input counted apart, as pi does
+  EXPECT_EQ(call["usage"]["cacheRead"].GetUint64(), 40u);
+  EXPECT_EQ(call["usage"]["output"].GetUint64(), 7u);
+  EXPECT_STREQ(call["responseId"].GetString(), "resp_1");
+  EXPECT_EQ(e[4]["message"]["usage"]["totalTokens"].GetUint64(), 0u);  // no record for that reply
+  EXPECT_TRUE(e[3]["message"]["isError"].GetBool());
+  EXPECT_STREQ(e[3]["message"]["toolName"].GetString(), "exec_command");
+  EXPECT_STREQ(e[4]["message"]["stopReason"].GetString(), "stop");
+  EXPECT_EQ(s.repairs.at("codex-harness-context-dropped"), 1u);
+  EXPECT_EQ(s.repairs.at("codex-instructions-dropped"), 1u);
+}
+
+// K9: the summary reply is the compaction's; the prompts Codex kept beside it are reported.
+TEST(Codex, CompactionDropsItsSummaryReplyAndReportsKeptPrompts) {
+  std::string t = kMeta + user_item("Count.");
+  t += cx("response_item",
+          R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"Counted."}]})");
+  t += cx("response_item",
+          R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"Summary text."}]})");
+  t += cx(
+      "compacted",
+      R"({"message":"Preamble:\nSummary text.","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Count."}]}]})");
+  const Converted s = convert_codex(t, "r.jsonl");
+  ASSERT_TRUE(s.ok());
+  const auto e = entries_of(s);
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_STREQ(e[2]["message"]["content"][0]["text"].GetString(), "Counted.");
+  EXPECT_STREQ(e[3]["type"].GetString(), "compaction");
+  EXPECT_STREQ(e[3]["firstKeptEntryId"].GetString(), e[3]["id"].GetString());
+  EXPECT_EQ(s.repairs.at("codex-summary-reply"), 1u);
+  ASSERT_EQ(s.diagnostics.size(), 1u);
+  EXPECT_EQ(s.diagnostics[0].line, 5u);
+}
+
+TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
+  const Converted s = convert_codex(user_item("Hi."), "r.jsonl");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
+  EXPECT_EQ(s.diagnostics[0].line, 1u);
+}
+
+}  // namespace
+}  // namespace pihydrate
