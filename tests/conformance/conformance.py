@@ -6,7 +6,9 @@
 
 Parts (docs/conformance.md says what each compares):
   validate   our `loadable` verdict vs pi's, per pi version, for every validate (and context) golden
-             input and the real fixtures in ../shared/fixtures/pi-real
+             input and the real fixtures in ../shared/fixtures/pi-real (an input of another format
+             than a pi session: pi loads the session `pi-hydrate --session` converts it to, which is
+             what validate and context judge it by)
   hydrate    every successful hydrate/thread golden case: pi loads the output, pi's context equals the
              pinned context in tests/conformance/expected/ (--update rewrites them: review the diff),
              and for session inputs it equals pi's context of the input modulo the documented repairs
@@ -30,6 +32,7 @@ Exit status 0 when every comparison agrees; a failure names the case and the fir
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import shlex
@@ -61,6 +64,7 @@ class Run:
         self.failures = []
         self.counts = {}
         self.loads = {}  # (version, path, cwd) -> pi_load.mjs's line
+        self.pi_files = {}  # validate input -> the file pi loads for it (prepare_pi_files)
         self.load_processes = 0
         self._lock = threading.Lock()
 
@@ -193,21 +197,48 @@ def validate_inputs():
     return [(case, path, cwd, nocwd) for (path, cwd, nocwd), case in sorted(seen.items(), key=lambda kv: kv[1])]
 
 
-def validate_loads(item):
+def prepare_pi_files(run, items, root):
+    """The file pi is given for each validate input (run.pi_files, by path): the input itself when it
+    is a pi session, else the session `pi-hydrate --session` converts it to (in /tmp, a cwd that
+    exists): validate and context judge a file of another format (a Claude Code transcript, a Codex
+    rollout, ...) by that session (docs/cli.md). None when it does not convert."""
+    def one(path):
+        probe = run.hydrate(["context", "--format", "json", path], os.path.dirname(path))
+        try:
+            form = json.loads(probe.stdout).get("format")
+        except (ValueError, AttributeError):
+            form = None
+        if form in (None, "pi"):
+            return path, path
+        out = os.path.join(root, "converted", hashlib.sha256(path.encode()).hexdigest()[:16] + ".jsonl")
+        r = run.hydrate(["--session", path, "--cwd", "/tmp", "-o", out, "--force"], os.path.dirname(path))
+        return path, (out if r.returncode == 0 else None)
+    os.makedirs(os.path.join(root, "converted"), exist_ok=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, run.args.jobs)) as pool:
+        run.pi_files.update(pool.map(one, sorted({item[1] for item in items})))
+
+
+NOT_CONVERTED = {"loaded": False, "error": "pi-hydrate --session does not convert it", "cwdMissing": False,
+                 "context": None, "llm": None, "llmError": None, "replacedWithFreshSession": False}
+
+
+def validate_loads(run, item):
     _case, path, cwd, _no_cwd_check = item
-    return [(version, path, cwd) for version in VERSIONS]
+    pi_file = run.pi_files.get(path, path)
+    return [(version, pi_file, cwd) for version in VERSIONS] if pi_file else []
 
 
 def check_validate(run, item):
     case, path, cwd, no_cwd_check = item
     results = []
+    pi_file = run.pi_files.get(path, path)
     for version in VERSIONS:
         argv = ["validate", "--format", "json", "--pi-version", version, "--process-cwd", cwd, path]
         if no_cwd_check:
             argv.insert(1, "--no-cwd-check")
         ours = run.hydrate(argv, cwd)
         report = json.loads(ours.stdout)["files"][0]
-        pi = run.pi_load(version, path, cwd)
+        pi = run.pi_load(version, pi_file, cwd) if pi_file else NOT_CONVERTED
         pi_loads = bool(pi["loaded"]) and not pi["replacedWithFreshSession"]
         if no_cwd_check and pi["cwdMissing"] and pi["context"] is not None:
             pi_loads = not pi["replacedWithFreshSession"]  # only the cwd stopped it
@@ -601,11 +632,12 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pihydrate-conformance-") as root:
         # 1. Every file pi is to load, hydrated first.
         validate_items = validate_inputs() if wanted("validate") else []
+        prepare_pi_files(run, validate_items, root)
         hydrate_preps = list(pool.map(lambda it: prepare_hydrate(run, it, root), hydrate_cases())) if wanted("hydrate") else []
         roundtrip_preps = prepare_roundtrip(run, root) if wanted("roundtrip") else []
         rpc_paths = prepare_rpc(run, root) if wanted("rpc") else []
         # 2. Each pi version loads them all, in --jobs node processes.
-        requests = [load for item in validate_items for load in validate_loads(item)]
+        requests = [load for item in validate_items for load in validate_loads(run, item)]
         requests += [load for prep in hydrate_preps for load in hydrate_loads(prep)]
         requests += roundtrip_loads(roundtrip_preps) + rpc_loads(rpc_paths)
         took(f"hydrated {len(hydrate_preps)} golden cases")

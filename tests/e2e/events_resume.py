@@ -11,8 +11,9 @@ resuming what an older one captured), over RPC (resume.py, pi_rpc.py; the suite'
 stand-in, and pi must send, before the new prompt, the conversation the capture shows: the messages
 of its message_end events (user, assistant, tool result, in order), and for a cut-off capture
 hydrated with --partial text, the text its unfinished assistant had streamed. The capture is the
-reference here, read independently of pi-hydrate's rules; a user shell command the capture has no
-command text for (RPC bash) is absent on both sides.
+reference here, read independently of pi-hydrate's code: a user shell command (RPC bash) is the user
+message pi makes of it (bashExecutionToText), its output from the command's response, its command
+from the command record beside it, or, without one, the words docs/events.md E6 gives instead.
 
 The last line is `events e2e: N passed, M failed`; exit status 0 when nothing failed.
 """
@@ -44,9 +45,25 @@ def texts(content):
     return [b.get("text", "") for b in content or [] if b.get("type") == "text"]
 
 
+UNRECORDED_COMMAND = "Ran a shell command the capture did not record"  # docs/events.md E6
+
+
+def shell_text(head, result):
+    """pi's user text for a user shell command (bashExecutionToText), after its first line `head`."""
+    output = result.get("output")
+    text = f"{head}\n" + (f"```\n{output}\n```" if output else "(no output)")
+    if result.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif result.get("exitCode") not in (None, 0):
+        text += f"\n\nCommand exited with code {result['exitCode']}"
+    if result.get("truncated") and result.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {result['fullOutputPath']}]"
+    return text
+
+
 def from_capture(path, partial_text):
     """The conversation a capture shows, in stand-in summary form (sent._message)."""
-    out, streaming = [], None
+    out, streaming, commands = [], None, {}
     with open(path, encoding="utf-8-sig") as f:
         for line in f:
             try:
@@ -56,6 +73,15 @@ def from_capture(path, partial_text):
             if isinstance(event, dict) and "type" not in event:
                 event = event.get("event") or event.get("data") or {}
             kind = event.get("type")
+            if kind == "bash" and "command" in event:  # the integration's command record
+                commands[event.get("id")] = event
+                continue
+            if kind == "response" and event.get("command") == "bash" and event.get("success"):
+                record = commands.get(event.get("id"))
+                if not (record or {}).get("excludeFromContext"):
+                    head = f"Ran `{record['command']}`" if record else UNRECORDED_COMMAND
+                    out.append(sent._message("user", [shell_text(head, event.get("data") or {})]))
+                continue
             message = event.get("message") or {}
             if kind == "message_start" and message.get("role") == "assistant":
                 streaming = []
@@ -88,7 +114,8 @@ def check(world, case, version, cli):
     if "<" in words:
         stdin_path = os.path.join(case, words[-1])
         words = words[:-2]
-    capture = stdin_path or os.path.join(case, words[words.index("--events") + 1])
+    flag = "--events" if "--events" in words else "--session"  # --session finds a capture by itself
+    capture = stdin_path or os.path.join(case, words[words.index(flag) + 1])
     box = world.sandbox(os.path.basename(case))
     workdir = os.path.join(box, "work")
     session = os.path.join(box, "s.jsonl")
