@@ -236,14 +236,11 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_b
   return v;
 }
 
-void rebuild_context(const SessionIndex& index, PiView& v) {
-  // A message entry without a message object throws while pi reads the
-  // settings along the path.
-  v.compaction = -1;
-  v.first_kept_found = false;
-  v.first_kept_index_target = -1;
-  v.context.clear();
-  const std::size_t n = v.nodes.size();
+namespace {
+
+// pi reads the settings along the path first, where a message entry without
+// a message object throws; the latest compaction on it. False on the throw.
+bool find_compaction(const SessionIndex& index, PiView& v) {
   for (std::uint32_t node : v.path) {
     const Entry& e = v.entry(index, node);
     if (is_object_of_type(e, EntryType::kMessage) &&
@@ -253,65 +250,86 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
       v.failure = std::string("TypeError: Cannot read properties of ") +
                   (e.message.kind == JsonKind::kNull ? "null" : "undefined") + " (reading 'role')";
       v.failure_line = e.line;
-      return;
+      return false;
     }
     if (is_object_of_type(e, EntryType::kCompaction)) v.compaction = node;
   }
+  return true;
+}
 
-  auto append = [&](std::uint32_t node) {
-    const Entry& e = v.entry(index, node);
-    if (e.root != JsonKind::kObject) return;
-    ContextItem item;
-    item.node = node;
-    if (e.type == EntryType::kMessage) {
-      item.kind = ContextKind::kMessage;
-      item.llm_role = e.message.kind == JsonKind::kObject ? llm_role_of(e, v) : Role::kNone;
-    } else if (e.type == EntryType::kCustomMessage) {
-      item.kind = ContextKind::kCustomMessage;
-      item.llm_role = Role::kUser;
-    } else if (e.type == EntryType::kBranchSummary && truthy(e.details().summary)) {
-      item.kind = ContextKind::kBranchSummary;
-      item.llm_role = Role::kUser;
-    } else {
-      return;
-    }
-    v.context.push_back(item);
-  };
-
-  if (v.compaction < 0) {
-    for (std::uint32_t node : v.path) append(node);
+// A path entry's message in the context: a message, a custom message, a
+// branch summary with a truthy summary; other entries give none.
+void append_context_item(const SessionIndex& index, PiView& v, std::uint32_t node) {
+  const Entry& e = v.entry(index, node);
+  if (e.root != JsonKind::kObject) return;
+  ContextItem item;
+  item.node = node;
+  if (e.type == EntryType::kMessage) {
+    item.kind = ContextKind::kMessage;
+    item.llm_role = e.message.kind == JsonKind::kObject ? llm_role_of(e, v) : Role::kNone;
+  } else if (e.type == EntryType::kCustomMessage) {
+    item.kind = ContextKind::kCustomMessage;
+    item.llm_role = Role::kUser;
+  } else if (e.type == EntryType::kBranchSummary && truthy(e.details().summary)) {
+    item.kind = ContextKind::kBranchSummary;
+    item.llm_role = Role::kUser;
+  } else {
     return;
   }
+  v.context.push_back(item);
+}
+
+// pi looks the compaction up again by id: the path position of the first
+// compaction with its id. After a v1 migration every id is fresh and
+// unique, so that finds the compaction itself.
+std::size_t compaction_position(const SessionIndex& index, const PiView& v) {
+  const JsMapKey comp_key = js_map_key(v.entry(index, static_cast<std::uint32_t>(v.compaction)).id);
+  std::size_t at = 0;
+  while (at < v.path.size() &&
+         !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[at]) == v.compaction
+                         : is_object_of_type(v.entry(index, v.path[at]), EntryType::kCompaction) &&
+                               js_map_key(v.entry(index, v.path[at]).id) == comp_key))
+    ++at;
+  return at;
+}
+
+// After a v1 migration the only way to name the first kept entry is
+// firstKeptEntryIndex pointing at an earlier entry: its node, or -1.
+std::int64_t v1_first_kept_node(const Entry& comp, PiView& v) {
+  std::int64_t first_kept_node = -1;
+  const Field& fki = comp.details().first_kept_entry_index;
+  if (fki.kind != JsonKind::kNumber) return first_kept_node;
+  double idx = std::strtod(std::string(fki.text()).c_str(), nullptr);
+  std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
+  if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
+    std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
+    for (std::uint32_t node = 0; node < v.nodes.size(); ++node) {
+      if (v.nodes[node] == target_entry) first_kept_node = node;
+    }
+    v.first_kept_index_target = first_kept_node;
+  }
+  return first_kept_node;
+}
+
+}  // namespace
+
+void rebuild_context(const SessionIndex& index, PiView& v) {
+  v.compaction = -1;
+  v.first_kept_found = false;
+  v.first_kept_index_target = -1;
+  v.context.clear();
+  if (!find_compaction(index, v)) return;
+  if (v.compaction < 0) {
+    for (std::uint32_t node : v.path) append_context_item(index, v, node);
+    return;
+  }
+  // The summary, then the kept entries before the compaction (from the one
+  // firstKeptEntryId names), then the entries after it.
   const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
   v.context.push_back(
       ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
-  const JsMapKey comp_key = js_map_key(comp.id);
-  // pi looks the compaction up again by id; after a v1 migration every id is
-  // fresh and unique, so that finds the compaction itself.
-  std::size_t comp_idx = 0;
-  while (comp_idx < v.path.size() &&
-         !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[comp_idx]) == v.compaction
-                         : is_object_of_type(v.entry(index, v.path[comp_idx]), EntryType::kCompaction) &&
-                               js_map_key(v.entry(index, v.path[comp_idx]).id) == comp_key))
-    ++comp_idx;
-
-  // Which path entry does firstKeptEntryId name? After a v1 migration the
-  // only way to name one is firstKeptEntryIndex pointing at an earlier entry.
-  std::int64_t first_kept_node = -1;
-  if (v.migrates_v1) {
-    const Field& fki = comp.details().first_kept_entry_index;
-    if (fki.kind == JsonKind::kNumber) {
-      double idx = std::strtod(std::string(fki.text()).c_str(), nullptr);
-      std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
-      if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
-        std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
-        for (std::uint32_t node = 0; node < n; ++node) {
-          if (v.nodes[node] == target_entry) first_kept_node = node;
-        }
-        v.first_kept_index_target = first_kept_node;
-      }
-    }
-  }
+  const std::size_t comp_idx = compaction_position(index, v);
+  const std::int64_t first_kept_node = v.migrates_v1 ? v1_first_kept_node(comp, v) : -1;
   const JsMapKey kept_key = js_map_key(comp.details().first_kept_entry_id);
   bool found = false;
   for (std::size_t i = 0; i < comp_idx; ++i) {
@@ -319,10 +337,10 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
     if (v.migrates_v1 ? static_cast<std::int64_t>(node) == first_kept_node
                       : js_map_key(v.entry(index, node).id) == kept_key)
       found = true;
-    if (found) append(node);
+    if (found) append_context_item(index, v, node);
   }
   v.first_kept_found = found;
-  for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append(v.path[i]);
+  for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append_context_item(index, v, v.path[i]);
 }
 
 }  // namespace pihydrate
