@@ -176,8 +176,138 @@ void write_string(const std::string& s, JsonWriter& w) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// A line number, or null for none (0).
+void write_line(std::uint64_t line, JsonWriter& w) {
+  if (line)
+    w.Uint64(line);
+  else
+    w.Null();
+}
+
+// "leaf": the entry pi resumes from, or null.
+void write_leaf(const ResumeContext& rc, JsonWriter& w) {
+  if (rc.leaf < 0) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(rc.leaf_line);
+  w.Key("id");
+  if (rc.leaf_id)
+    write_string(*rc.leaf_id, w);
+  else
+    w.Null();
+  w.EndObject();
+}
+
+// "model": the resumed model, or null when pi does not load the file.
+void write_model(const ResumeContext& rc, JsonWriter& w) {
+  if (!rc.loads) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("provider");
+  write_string(rc.model.provider, w);
+  w.Key("id");
+  write_string(rc.model.id, w);
+  w.Key("api");
+  write_string(rc.model.api, w);
+  w.EndObject();
+}
+
+// "requestError": what pi-ai throws building the request, or null.
+void write_request_error(const ResumeContext& rc, JsonWriter& w) {
+  if (rc.request_error.empty()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(rc.request_error_line);
+  w.Key("message");
+  write_string(rc.request_error, w);
+  w.EndObject();
+}
+
+void write_tool_call(const SentToolCall& c, bool full, JsonWriter& w) {
+  w.StartObject();
+  w.Key("id");
+  write_value(c.id, w);
+  w.Key("name");
+  write_value(c.name, w);
+  w.Key("arguments");
+  write_string(full ? c.arguments : shorten(c.arguments, kShortChars), w);
+  w.EndObject();
+}
+
+// One message of "messages", as docs/context.md lists its members.
+void write_message(const SentMessage& m, bool full, JsonWriter& w) {
+  w.StartObject();
+  w.Key("role");
+  write_string(m.role, w);
+  w.Key("from");
+  w.String(sent_source_name(m.source));
+  w.Key("line");
+  write_line(m.line, w);
+  w.Key("entryId");
+  write_value(m.entry_id, w);
+  w.Key("texts");
+  w.StartArray();
+  for (const std::string& t : m.texts) write_string(full ? t : shorten(t, kShortChars), w);
+  w.EndArray();
+  w.Key("toolCalls");
+  w.StartArray();
+  for (const SentToolCall& c : m.tool_calls) write_tool_call(c, full, w);
+  w.EndArray();
+  w.Key("toolCallId");
+  if (m.role == "toolResult")
+    write_value(m.tool_call_id, w);
+  else
+    w.Null();
+  w.Key("isError");
+  w.Bool(m.is_error);
+  w.Key("orphan");
+  w.Bool(m.orphan);
+  w.Key("images");
+  w.Uint64(m.images);
+  w.Key("thinking");
+  w.StartObject();
+  w.Key("sent");
+  w.Uint64(m.thinking);
+  w.Key("asText");
+  w.Uint64(m.thinking_as_text);
+  w.Key("dropped");
+  w.Uint64(m.thinking_dropped);
+  w.EndObject();
+  w.Key("edited");
+  w.Bool(m.edited);
+  w.Key("callLine");
+  if (m.source == SentSource::kSynthesized)
+    w.Uint64(m.call_line);
+  else
+    w.Null();
+  w.EndObject();
+}
+
+// One entry of "dropped": what pi left out, and why.
+void write_dropped(const DroppedEntry& d, JsonWriter& w) {
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(d.line);
+  w.Key("entryId");
+  write_value(d.entry_id, w);
+  w.Key("what");
+  write_string(d.what, w);
+  w.Key("reason");
+  w.String(drop_reason_name(d.reason));
+  w.Key("byLine");
+  write_line(d.by_line, w);
+  w.EndObject();
+}
+
 void write_json(const ContextReport& report, bool full, const Diagnostics& load_errors, std::ostream& out) {
-  const std::string& file = report.file;
   const ResumeContext& rc = report.context;
   rapidjson::OStreamWrapper os(out);
   JsonWriter w(os);
@@ -185,7 +315,7 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   w.Key("tool");
   w.String("pi-hydrate context");
   w.Key("file");
-  write_string(file, w);
+  write_string(report.file, w);
   w.Key("format");
   write_string(report.format, w);
   w.Key("conversion");
@@ -197,124 +327,18 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   w.Key("loadable");
   w.Bool(rc.loads);
   w.Key("leaf");
-  if (rc.leaf >= 0) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(rc.leaf_line);
-    w.Key("id");
-    if (rc.leaf_id)
-      write_string(*rc.leaf_id, w);
-    else
-      w.Null();
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_leaf(rc, w);
   w.Key("model");
-  if (rc.loads) {
-    w.StartObject();
-    w.Key("provider");
-    write_string(rc.model.provider, w);
-    w.Key("id");
-    write_string(rc.model.id, w);
-    w.Key("api");
-    write_string(rc.model.api, w);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_model(rc, w);
   w.Key("requestError");
-  if (!rc.request_error.empty()) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(rc.request_error_line);
-    w.Key("message");
-    write_string(rc.request_error, w);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_request_error(rc, w);
   w.Key("messages");
   w.StartArray();
-  for (const SentMessage& m : rc.messages) {
-    w.StartObject();
-    w.Key("role");
-    write_string(m.role, w);
-    w.Key("from");
-    w.String(sent_source_name(m.source));
-    w.Key("line");
-    if (m.line)
-      w.Uint64(m.line);
-    else
-      w.Null();
-    w.Key("entryId");
-    write_value(m.entry_id, w);
-    w.Key("texts");
-    w.StartArray();
-    for (const std::string& t : m.texts) write_string(full ? t : shorten(t, kShortChars), w);
-    w.EndArray();
-    w.Key("toolCalls");
-    w.StartArray();
-    for (const SentToolCall& c : m.tool_calls) {
-      w.StartObject();
-      w.Key("id");
-      write_value(c.id, w);
-      w.Key("name");
-      write_value(c.name, w);
-      w.Key("arguments");
-      write_string(full ? c.arguments : shorten(c.arguments, kShortChars), w);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("toolCallId");
-    if (m.role == "toolResult")
-      write_value(m.tool_call_id, w);
-    else
-      w.Null();
-    w.Key("isError");
-    w.Bool(m.is_error);
-    w.Key("orphan");
-    w.Bool(m.orphan);
-    w.Key("images");
-    w.Uint64(m.images);
-    w.Key("thinking");
-    w.StartObject();
-    w.Key("sent");
-    w.Uint64(m.thinking);
-    w.Key("asText");
-    w.Uint64(m.thinking_as_text);
-    w.Key("dropped");
-    w.Uint64(m.thinking_dropped);
-    w.EndObject();
-    w.Key("edited");
-    w.Bool(m.edited);
-    w.Key("callLine");
-    if (m.source == SentSource::kSynthesized)
-      w.Uint64(m.call_line);
-    else
-      w.Null();
-    w.EndObject();
-  }
+  for (const SentMessage& m : rc.messages) write_message(m, full, w);
   w.EndArray();
   w.Key("dropped");
   w.StartArray();
-  for (const DroppedEntry& d : rc.dropped) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(d.line);
-    w.Key("entryId");
-    write_value(d.entry_id, w);
-    w.Key("what");
-    write_string(d.what, w);
-    w.Key("reason");
-    w.String(drop_reason_name(d.reason));
-    w.Key("byLine");
-    if (d.by_line)
-      w.Uint64(d.by_line);
-    else
-      w.Null();
-    w.EndObject();
-  }
+  for (const DroppedEntry& d : rc.dropped) write_dropped(d, w);
   w.EndArray();
   w.Key("diagnostics");
   w.StartArray();
