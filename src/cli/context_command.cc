@@ -349,10 +349,7 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   out << "\n";
 }
 
-}  // namespace
-
-int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
-                bool /*own_process: context changes no process-wide state*/) {
+cxxopts::Options context_options() {
   cxxopts::Options options("pi-hydrate context", "Show the conversation pi sends when it resumes a session.");
   options.custom_help("[options]");
   options.positional_help("FILE|-");
@@ -365,6 +362,86 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
       "from", from_option_help(), cxxopts::value<std::string>())("h,help", "Print this help")(
       "files", "Session file", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
+  return options;
+}
+
+// What the options ask for.
+struct ContextSettings {
+  ContextOptions request;
+  std::string format;  // text or json
+  bool full = false;   // --full: whole texts and arguments
+  std::string path;    // FILE, or - for standard input
+};
+
+// The options' values, checked. False, with the message on `err`, on a
+// usage error.
+bool read_settings(const cxxopts::ParseResult& parsed, ContextSettings& s, std::ostream& err) {
+  s.format = parsed["format"].as<std::string>();
+  if (s.format != "text" && s.format != "json") {
+    err << "pi-hydrate: error: --format must be text or json, not '" << s.format << "'\n";
+    return false;
+  }
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), s.request.pi_version, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
+    return false;
+  }
+  if (parsed.count("leaf") && parsed.count("label")) {
+    err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
+    return false;
+  }
+  const auto files =
+      parsed.count("files") ? parsed["files"].as<std::vector<std::string>>() : std::vector<std::string>();
+  if (files.size() != 1) {
+    err << "pi-hydrate: error: context takes one FILE\nRun 'pi-hydrate context --help' for the options.\n";
+    return false;
+  }
+  s.path = files[0];
+  s.full = parsed.count("full") > 0;
+  if (parsed.count("from")) {
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
+      err << "pi-hydrate: error: " << error << "\n";
+      return false;
+    }
+    s.request.from = parsed["from"].as<std::string>();
+  }
+  if (parsed.count("leaf")) s.request.leaf_id = parsed["leaf"].as<std::string>();
+  if (parsed.count("label")) s.request.label = parsed["label"].as<std::string>();
+  return true;
+}
+
+// The report, as text or JSON; the exit code.
+int write_report(const ContextReport& report, const ContextSettings& s, std::ostream& out) {
+  const ResumeContext& rc = report.context;
+  const std::string& name = report.file;
+  const Diagnostics& load_errors = report.errors;
+  if (s.format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
+  if (s.format == "json") {
+    write_json(report, s.full, rc.loads ? Diagnostics{} : load_errors, out);
+  } else if (report.not_converted) {
+    out << name << ": nothing is sent\n";
+  } else if (!rc.loads) {
+    for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
+    out << name << ": NOT loadable by pi " << pi_version_name(s.request.pi_version) << ": nothing is sent\n";
+  } else if (rc.request_error.empty()) {
+    write_text(name, rc, s.full, out);
+  }
+  if (!rc.loads) return kExitFindings;
+  if (!rc.request_error.empty()) {
+    if (s.format == "text")
+      out << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
+          << "request (" << rc.request_error << "): nothing is sent\n";
+    return kExitFindings;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool /*own_process: context changes no process-wide state*/) {
+  cxxopts::Options options = context_options();
   std::vector<const char*> argv{"pi-hydrate context"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   cxxopts::ParseResult parsed;
@@ -378,71 +455,16 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
     out << options.help() << kContextHelp;
     return kExitOk;
   }
-  const std::string format = parsed["format"].as<std::string>();
-  if (format != "text" && format != "json") {
-    err << "pi-hydrate: error: --format must be text or json, not '" << format << "'\n";
-    return kExitUsage;
-  }
-  PiVersion version_read = newest_pi_version();
-  std::string version_error;
-  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error)) {
-    err << "pi-hydrate: error: " << version_error << "\n";
-    return kExitUsage;
-  }
-  const std::optional<PiVersion> version = version_read;
-  if (parsed.count("leaf") && parsed.count("label")) {
-    err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
-    return kExitUsage;
-  }
-  const auto files =
-      parsed.count("files") ? parsed["files"].as<std::vector<std::string>>() : std::vector<std::string>();
-  if (files.size() != 1) {
-    err << "pi-hydrate: error: context takes one FILE\nRun 'pi-hydrate context --help' for the options.\n";
-    return kExitUsage;
-  }
-  const bool full = parsed.count("full") > 0;
-
-  ContextOptions request;
-  request.pi_version = *version;
-  if (parsed.count("from")) {
-    std::string error;
-    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
-      err << "pi-hydrate: error: " << error << "\n";
-      return kExitUsage;
-    }
-    request.from = parsed["from"].as<std::string>();
-  }
-  if (parsed.count("leaf")) request.leaf_id = parsed["leaf"].as<std::string>();
-  if (parsed.count("label")) request.label = parsed["label"].as<std::string>();
-  const std::string& path = files[0];
-  const ContextReport report = resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), request);
+  ContextSettings settings;
+  if (!read_settings(parsed, settings, err)) return kExitUsage;
+  const std::string& path = settings.path;
+  const ContextReport report =
+      resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), settings.request);
   if (!report.bad_branch.empty()) {
     for (const Diagnostic& d : report.bad_branch) write_diagnostic_text(d, err);
     return kExitUsage;
   }
-  const ResumeContext& rc = report.context;
-  const std::string& name = report.file;
-  const Diagnostics& load_errors = report.errors;
-
-  if (format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
-  if (format == "json") {
-    write_json(report, full, rc.loads ? Diagnostics{} : load_errors, out);
-  } else if (report.not_converted) {
-    out << name << ": nothing is sent\n";
-  } else if (!rc.loads) {
-    for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
-    out << name << ": NOT loadable by pi " << pi_version_name(*version) << ": nothing is sent\n";
-  } else if (rc.request_error.empty()) {
-    write_text(name, rc, full, out);
-  }
-  if (!rc.loads) return kExitFindings;
-  if (!rc.request_error.empty()) {
-    if (format == "text")
-      out << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
-          << "request (" << rc.request_error << "): nothing is sent\n";
-    return kExitFindings;
-  }
-  return kExitOk;
+  return write_report(report, settings, out);
 }
 
 }  // namespace pihydrate
