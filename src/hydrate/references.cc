@@ -65,23 +65,28 @@ void warn_label_dropped(const SessionIndex& index, const Entry& e, HydrateReport
 
 // Labels name their target (targetId); those whose target is not written
 // are dropped (hydrate.md, Writing). They are dropped first, so that
-// nothing (a compaction anchor) ends up naming them. Per plan entry: dropped.
+// nothing (a compaction anchor) ends up naming them; a label of a dropped
+// label goes too, until none is left naming what is not written. Per plan
+// entry: dropped.
 std::vector<std::uint8_t> drop_labels_off_branch(const SessionIndex& index, const PiView& view, Plan& plan,
                                                  WrittenAt& written, HydrateReport& report) {
   std::vector<std::uint8_t> drop(plan.entries.size(), 0);
-  for (std::size_t i = 0; i < plan.entries.size(); ++i) {
-    PlannedEntry& p = plan.entries[i];
-    if (p.node < 0) continue;
-    const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
-    if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
-    p.ref_target = written.id(e.details().target_id);
-    if (p.ref_target >= 0) continue;
-    drop[i] = 1;
-    report.repairs["dropped-label-off-branch"]++;
-    warn_label_dropped(index, e, report);
+  for (bool dropped_one = true; dropped_one;) {
+    dropped_one = false;
+    for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+      PlannedEntry& p = plan.entries[i];
+      if (p.node < 0 || drop[i]) continue;
+      const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));
+      if (e.root != JsonKind::kObject || e.type != EntryType::kLabel) continue;
+      p.ref_target = written.id(e.details().target_id);
+      if (p.ref_target >= 0) continue;
+      drop[i] = 1;
+      written.forget(p.node);
+      dropped_one = true;
+      report.repairs["dropped-label-off-branch"]++;
+      warn_label_dropped(index, e, report);
+    }
   }
-  for (std::size_t i = 0; i < plan.entries.size(); ++i)
-    if (drop[i]) written.forget(plan.entries[i].node);
   return drop;
 }
 
