@@ -353,7 +353,6 @@ bool read_thinking(const Value& block, bool same_model, const PiProfile& pi, Sen
 struct SecondPass {
   struct Pending {
     SentValue id;
-    SentValue name;
     std::uint64_t line;
   };
   std::vector<Pending> pending;
@@ -387,7 +386,7 @@ struct SecondPass {
   // A sent assistant: its calls wait for their results.
   void add_assistant(SentMessage s) {
     if (!s.tool_calls.empty()) {
-      for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, c.name, s.line});
+      for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, s.line});
       answered.clear();
     }
     out.push_back(std::move(s));
