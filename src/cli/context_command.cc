@@ -176,8 +176,138 @@ void write_string(const std::string& s, JsonWriter& w) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// A line number, or null for none (0).
+void write_line(std::uint64_t line, JsonWriter& w) {
+  if (line)
+    w.Uint64(line);
+  else
+    w.Null();
+}
+
+// "leaf": the entry pi resumes from, or null.
+void write_leaf(const ResumeContext& rc, JsonWriter& w) {
+  if (rc.leaf < 0) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(rc.leaf_line);
+  w.Key("id");
+  if (rc.leaf_id)
+    write_string(*rc.leaf_id, w);
+  else
+    w.Null();
+  w.EndObject();
+}
+
+// "model": the resumed model, or null when pi does not load the file.
+void write_model(const ResumeContext& rc, JsonWriter& w) {
+  if (!rc.loads) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("provider");
+  write_string(rc.model.provider, w);
+  w.Key("id");
+  write_string(rc.model.id, w);
+  w.Key("api");
+  write_string(rc.model.api, w);
+  w.EndObject();
+}
+
+// "requestError": what pi-ai throws building the request, or null.
+void write_request_error(const ResumeContext& rc, JsonWriter& w) {
+  if (rc.request_error.empty()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(rc.request_error_line);
+  w.Key("message");
+  write_string(rc.request_error, w);
+  w.EndObject();
+}
+
+void write_tool_call(const SentToolCall& c, bool full, JsonWriter& w) {
+  w.StartObject();
+  w.Key("id");
+  write_value(c.id, w);
+  w.Key("name");
+  write_value(c.name, w);
+  w.Key("arguments");
+  write_string(full ? c.arguments : shorten(c.arguments, kShortChars), w);
+  w.EndObject();
+}
+
+// One message of "messages", as docs/context.md lists its members.
+void write_message(const SentMessage& m, bool full, JsonWriter& w) {
+  w.StartObject();
+  w.Key("role");
+  write_string(m.role, w);
+  w.Key("from");
+  w.String(sent_source_name(m.source));
+  w.Key("line");
+  write_line(m.line, w);
+  w.Key("entryId");
+  write_value(m.entry_id, w);
+  w.Key("texts");
+  w.StartArray();
+  for (const std::string& t : m.texts) write_string(full ? t : shorten(t, kShortChars), w);
+  w.EndArray();
+  w.Key("toolCalls");
+  w.StartArray();
+  for (const SentToolCall& c : m.tool_calls) write_tool_call(c, full, w);
+  w.EndArray();
+  w.Key("toolCallId");
+  if (m.role == "toolResult")
+    write_value(m.tool_call_id, w);
+  else
+    w.Null();
+  w.Key("isError");
+  w.Bool(m.is_error);
+  w.Key("orphan");
+  w.Bool(m.orphan);
+  w.Key("images");
+  w.Uint64(m.images);
+  w.Key("thinking");
+  w.StartObject();
+  w.Key("sent");
+  w.Uint64(m.thinking);
+  w.Key("asText");
+  w.Uint64(m.thinking_as_text);
+  w.Key("dropped");
+  w.Uint64(m.thinking_dropped);
+  w.EndObject();
+  w.Key("edited");
+  w.Bool(m.edited);
+  w.Key("callLine");
+  if (m.source == SentSource::kSynthesized)
+    w.Uint64(m.call_line);
+  else
+    w.Null();
+  w.EndObject();
+}
+
+// One entry of "dropped": what pi left out, and why.
+void write_dropped(const DroppedEntry& d, JsonWriter& w) {
+  w.StartObject();
+  w.Key("line");
+  w.Uint64(d.line);
+  w.Key("entryId");
+  write_value(d.entry_id, w);
+  w.Key("what");
+  write_string(d.what, w);
+  w.Key("reason");
+  w.String(drop_reason_name(d.reason));
+  w.Key("byLine");
+  write_line(d.by_line, w);
+  w.EndObject();
+}
+
 void write_json(const ContextReport& report, bool full, const Diagnostics& load_errors, std::ostream& out) {
-  const std::string& file = report.file;
   const ResumeContext& rc = report.context;
   rapidjson::OStreamWrapper os(out);
   JsonWriter w(os);
@@ -185,7 +315,7 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   w.Key("tool");
   w.String("pi-hydrate context");
   w.Key("file");
-  write_string(file, w);
+  write_string(report.file, w);
   w.Key("format");
   write_string(report.format, w);
   w.Key("conversion");
@@ -197,124 +327,18 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   w.Key("loadable");
   w.Bool(rc.loads);
   w.Key("leaf");
-  if (rc.leaf >= 0) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(rc.leaf_line);
-    w.Key("id");
-    if (rc.leaf_id)
-      write_string(*rc.leaf_id, w);
-    else
-      w.Null();
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_leaf(rc, w);
   w.Key("model");
-  if (rc.loads) {
-    w.StartObject();
-    w.Key("provider");
-    write_string(rc.model.provider, w);
-    w.Key("id");
-    write_string(rc.model.id, w);
-    w.Key("api");
-    write_string(rc.model.api, w);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_model(rc, w);
   w.Key("requestError");
-  if (!rc.request_error.empty()) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(rc.request_error_line);
-    w.Key("message");
-    write_string(rc.request_error, w);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  write_request_error(rc, w);
   w.Key("messages");
   w.StartArray();
-  for (const SentMessage& m : rc.messages) {
-    w.StartObject();
-    w.Key("role");
-    write_string(m.role, w);
-    w.Key("from");
-    w.String(sent_source_name(m.source));
-    w.Key("line");
-    if (m.line)
-      w.Uint64(m.line);
-    else
-      w.Null();
-    w.Key("entryId");
-    write_value(m.entry_id, w);
-    w.Key("texts");
-    w.StartArray();
-    for (const std::string& t : m.texts) write_string(full ? t : shorten(t, kShortChars), w);
-    w.EndArray();
-    w.Key("toolCalls");
-    w.StartArray();
-    for (const SentToolCall& c : m.tool_calls) {
-      w.StartObject();
-      w.Key("id");
-      write_value(c.id, w);
-      w.Key("name");
-      write_value(c.name, w);
-      w.Key("arguments");
-      write_string(full ? c.arguments : shorten(c.arguments, kShortChars), w);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("toolCallId");
-    if (m.role == "toolResult")
-      write_value(m.tool_call_id, w);
-    else
-      w.Null();
-    w.Key("isError");
-    w.Bool(m.is_error);
-    w.Key("orphan");
-    w.Bool(m.orphan);
-    w.Key("images");
-    w.Uint64(m.images);
-    w.Key("thinking");
-    w.StartObject();
-    w.Key("sent");
-    w.Uint64(m.thinking);
-    w.Key("asText");
-    w.Uint64(m.thinking_as_text);
-    w.Key("dropped");
-    w.Uint64(m.thinking_dropped);
-    w.EndObject();
-    w.Key("edited");
-    w.Bool(m.edited);
-    w.Key("callLine");
-    if (m.source == SentSource::kSynthesized)
-      w.Uint64(m.call_line);
-    else
-      w.Null();
-    w.EndObject();
-  }
+  for (const SentMessage& m : rc.messages) write_message(m, full, w);
   w.EndArray();
   w.Key("dropped");
   w.StartArray();
-  for (const DroppedEntry& d : rc.dropped) {
-    w.StartObject();
-    w.Key("line");
-    w.Uint64(d.line);
-    w.Key("entryId");
-    write_value(d.entry_id, w);
-    w.Key("what");
-    write_string(d.what, w);
-    w.Key("reason");
-    w.String(drop_reason_name(d.reason));
-    w.Key("byLine");
-    if (d.by_line)
-      w.Uint64(d.by_line);
-    else
-      w.Null();
-    w.EndObject();
-  }
+  for (const DroppedEntry& d : rc.dropped) write_dropped(d, w);
   w.EndArray();
   w.Key("diagnostics");
   w.StartArray();
@@ -325,10 +349,7 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   out << "\n";
 }
 
-}  // namespace
-
-int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
-                bool /*own_process: context changes no process-wide state*/) {
+cxxopts::Options context_options() {
   cxxopts::Options options("pi-hydrate context", "Show the conversation pi sends when it resumes a session.");
   options.custom_help("[options]");
   options.positional_help("FILE|-");
@@ -341,6 +362,86 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
       "from", from_option_help(), cxxopts::value<std::string>())("h,help", "Print this help")(
       "files", "Session file", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
+  return options;
+}
+
+// What the options ask for.
+struct ContextSettings {
+  ContextOptions request;
+  std::string format;  // text or json
+  bool full = false;   // --full: whole texts and arguments
+  std::string path;    // FILE, or - for standard input
+};
+
+// The options' values, checked. False, with the message on `err`, on a
+// usage error.
+bool read_settings(const cxxopts::ParseResult& parsed, ContextSettings& s, std::ostream& err) {
+  s.format = parsed["format"].as<std::string>();
+  if (s.format != "text" && s.format != "json") {
+    err << "pi-hydrate: error: --format must be text or json, not '" << s.format << "'\n";
+    return false;
+  }
+  std::string version_error;
+  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), s.request.pi_version, version_error)) {
+    err << "pi-hydrate: error: " << version_error << "\n";
+    return false;
+  }
+  if (parsed.count("leaf") && parsed.count("label")) {
+    err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
+    return false;
+  }
+  const auto files =
+      parsed.count("files") ? parsed["files"].as<std::vector<std::string>>() : std::vector<std::string>();
+  if (files.size() != 1) {
+    err << "pi-hydrate: error: context takes one FILE\nRun 'pi-hydrate context --help' for the options.\n";
+    return false;
+  }
+  s.path = files[0];
+  s.full = parsed.count("full") > 0;
+  if (parsed.count("from")) {
+    std::string error;
+    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
+      err << "pi-hydrate: error: " << error << "\n";
+      return false;
+    }
+    s.request.from = parsed["from"].as<std::string>();
+  }
+  if (parsed.count("leaf")) s.request.leaf_id = parsed["leaf"].as<std::string>();
+  if (parsed.count("label")) s.request.label = parsed["label"].as<std::string>();
+  return true;
+}
+
+// The report, as text or JSON; the exit code.
+int write_report(const ContextReport& report, const ContextSettings& s, std::ostream& out) {
+  const ResumeContext& rc = report.context;
+  const std::string& name = report.file;
+  const Diagnostics& load_errors = report.errors;
+  if (s.format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
+  if (s.format == "json") {
+    write_json(report, s.full, rc.loads ? Diagnostics{} : load_errors, out);
+  } else if (report.not_converted) {
+    out << name << ": nothing is sent\n";
+  } else if (!rc.loads) {
+    for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
+    out << name << ": NOT loadable by pi " << pi_version_name(s.request.pi_version) << ": nothing is sent\n";
+  } else if (rc.request_error.empty()) {
+    write_text(name, rc, s.full, out);
+  }
+  if (!rc.loads) return kExitFindings;
+  if (!rc.request_error.empty()) {
+    if (s.format == "text")
+      out << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
+          << "request (" << rc.request_error << "): nothing is sent\n";
+    return kExitFindings;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_context(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                bool /*own_process: context changes no process-wide state*/) {
+  cxxopts::Options options = context_options();
   std::vector<const char*> argv{"pi-hydrate context"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   cxxopts::ParseResult parsed;
@@ -354,71 +455,16 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
     out << options.help() << kContextHelp;
     return kExitOk;
   }
-  const std::string format = parsed["format"].as<std::string>();
-  if (format != "text" && format != "json") {
-    err << "pi-hydrate: error: --format must be text or json, not '" << format << "'\n";
-    return kExitUsage;
-  }
-  PiVersion version_read = newest_pi_version();
-  std::string version_error;
-  if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), version_read, version_error)) {
-    err << "pi-hydrate: error: " << version_error << "\n";
-    return kExitUsage;
-  }
-  const std::optional<PiVersion> version = version_read;
-  if (parsed.count("leaf") && parsed.count("label")) {
-    err << "pi-hydrate: error: --leaf and --label cannot be used together\n";
-    return kExitUsage;
-  }
-  const auto files =
-      parsed.count("files") ? parsed["files"].as<std::vector<std::string>>() : std::vector<std::string>();
-  if (files.size() != 1) {
-    err << "pi-hydrate: error: context takes one FILE\nRun 'pi-hydrate context --help' for the options.\n";
-    return kExitUsage;
-  }
-  const bool full = parsed.count("full") > 0;
-
-  ContextOptions request;
-  request.pi_version = *version;
-  if (parsed.count("from")) {
-    std::string error;
-    if (!read_from_option(parsed["from"].as<std::string>(), error)) {
-      err << "pi-hydrate: error: " << error << "\n";
-      return kExitUsage;
-    }
-    request.from = parsed["from"].as<std::string>();
-  }
-  if (parsed.count("leaf")) request.leaf_id = parsed["leaf"].as<std::string>();
-  if (parsed.count("label")) request.label = parsed["label"].as<std::string>();
-  const std::string& path = files[0];
-  const ContextReport report = resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), request);
+  ContextSettings settings;
+  if (!read_settings(parsed, settings, err)) return kExitUsage;
+  const std::string& path = settings.path;
+  const ContextReport report =
+      resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), settings.request);
   if (!report.bad_branch.empty()) {
     for (const Diagnostic& d : report.bad_branch) write_diagnostic_text(d, err);
     return kExitUsage;
   }
-  const ResumeContext& rc = report.context;
-  const std::string& name = report.file;
-  const Diagnostics& load_errors = report.errors;
-
-  if (format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
-  if (format == "json") {
-    write_json(report, full, rc.loads ? Diagnostics{} : load_errors, out);
-  } else if (report.not_converted) {
-    out << name << ": nothing is sent\n";
-  } else if (!rc.loads) {
-    for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
-    out << name << ": NOT loadable by pi " << pi_version_name(*version) << ": nothing is sent\n";
-  } else if (rc.request_error.empty()) {
-    write_text(name, rc, full, out);
-  }
-  if (!rc.loads) return kExitFindings;
-  if (!rc.request_error.empty()) {
-    if (format == "text")
-      out << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
-          << "request (" << rc.request_error << "): nothing is sent\n";
-    return kExitFindings;
-  }
-  return kExitOk;
+  return write_report(report, settings, out);
 }
 
 }  // namespace pihydrate

@@ -94,15 +94,24 @@ bool parse_level(const std::string& text, Level& level) {
   return true;
 }
 
+bool parse_format(const std::string& text, ReportFormat& format) {
+  if (text == "text")
+    format = ReportFormat::kText;
+  else if (text == "json")
+    format = ReportFormat::kJson;
+  else if (text == "github")
+    format = ReportFormat::kGithub;
+  else
+    return false;
+  return true;
+}
+
 void list_codes(std::ostream& out) {
   for (const CodeInfo& c : all_codes())
     out << code_name(c.code) << "  " << level_name(c.level) << "  " << c.slug << ": " << c.title << "\n";
 }
 
-}  // namespace
-
-int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
-                 bool own_process) {
+cxxopts::Options validate_options() {
   cxxopts::Options options("pi-hydrate validate", "Check pi session files the way pi loads them.");
   options.custom_help("[options]");
   options.positional_help("FILE|DIR|- ...");
@@ -124,97 +133,78 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
       cxxopts::value<unsigned>()->default_value("1"))("list-codes", "Print every diagnostic code and exit")(
       "h,help", "Print this help")("files", "Session files", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
+  return options;
+}
 
-  std::vector<const char*> argv{"pi-hydrate validate"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  cxxopts::ParseResult parsed;
-  try {
-    parsed = options.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const cxxopts::exceptions::exception& e) {
-    err << "pi-hydrate: error: " << e.what() << "\nRun 'pi-hydrate validate --help' for the options.\n";
-    return kExitUsage;
-  }
-  if (parsed.count("help")) {
-    out << options.help() << kValidateHelp;
-    return kExitOk;
-  }
-  if (parsed.count("list-codes")) {
-    list_codes(out);
-    return kExitOk;
-  }
-
+// What the options ask for.
+struct ValidateSettings {
   ValidateOptions vo;
-  ReportFormat format;
+  ReportFormat format = ReportFormat::kText;
+  std::string from;  // --from: the input format; empty: found from the first lines
+};
+
+// The options' values, checked. False, with the message on `err`, on a
+// usage error.
+bool read_settings(const cxxopts::ParseResult& parsed, ValidateSettings& s, std::ostream& err) {
+  ValidateOptions& vo = s.vo;
   const std::string fmt = parsed["format"].as<std::string>();
-  if (fmt == "text")
-    format = ReportFormat::kText;
-  else if (fmt == "json")
-    format = ReportFormat::kJson;
-  else if (fmt == "github")
-    format = ReportFormat::kGithub;
-  else {
+  if (!parse_format(fmt, s.format)) {
     err << "pi-hydrate: error: --format must be text, json or github, not '" << fmt << "'\n";
-    return kExitUsage;
+    return false;
   }
   if (!parse_level(parsed["level"].as<std::string>(), vo.level)) {
     err << "pi-hydrate: error: --level must be load, resume or lint, not '" << parsed["level"].as<std::string>()
         << "'\n";
-    return kExitUsage;
+    return false;
   }
   std::string version_error;
   if (!read_pi_version_option(parsed["pi-version"].as<std::string>(), vo.pi_version, version_error)) {
     err << "pi-hydrate: error: " << version_error << "\n";
-    return kExitUsage;
+    return false;
   }
   vo.check_cwd = parsed.count("no-cwd-check") == 0;
-  std::string from;
   if (parsed.count("from")) {
     std::string error;
     if (!read_from_option(parsed["from"].as<std::string>(), error)) {
       err << "pi-hydrate: error: " << error << "\n";
-      return kExitUsage;
+      return false;
     }
-    from = parsed["from"].as<std::string>();
+    s.from = parsed["from"].as<std::string>();
   }
   if (parsed.count("process-cwd")) vo.process_cwd = parsed["process-cwd"].as<std::string>();
   vo.linear = parsed.count("linear") > 0;
   vo.index.reader.max_line_bytes = parsed["max-line-bytes"].as<std::size_t>();
   if (vo.index.reader.max_line_bytes > kMaxLineBytesLimit) {
     err << "pi-hydrate: error: --max-line-bytes must be at most " << kMaxLineBytesLimit << " (512 MiB)\n";
-    return kExitUsage;
+    return false;
   }
   vo.index.max_depth = std::max<std::size_t>(1, parsed["max-depth"].as<std::size_t>());
   vo.index.max_entries = parsed["max-entries"].as<std::size_t>();
+  return true;
+}
 
-  if (!parsed.count("files")) {
-    err << "pi-hydrate: error: no input files\nRun 'pi-hydrate validate --help' for the options.\n";
-    return kExitUsage;
-  }
-  bool io_failed = false;
-  std::vector<FileArgument> inputs = expand_inputs(parsed["files"].as<std::vector<std::string>>(), err, io_failed);
-
-  ValidateRun run;
-  run.pi_version = vo.pi_version;
-  run.level = vo.level;
-  // Each file is validated on its own; with -j N, N at a time. Results land
-  // in their argument's slot, so the output order never depends on timing.
+// Each file is validated on its own; with `jobs` > 1, that many at a time.
+// Results land in their argument's slot, so the output order never depends
+// on timing. A file that cannot be read is reported on `err` and sets
+// `io_failed`.
+ValidateRun validate_files(const std::vector<FileArgument>& inputs, std::istream& in, ValidateSettings& s,
+                           unsigned jobs, bool own_process, std::ostream& err, bool& io_failed) {
   struct Slot {
     std::optional<FileReport> report;
     std::string error;
   };
   std::vector<Slot> slots(inputs.size());
+  // Files in parallel, or one big file's halves in parallel: not both.
+  if (jobs > 1 && inputs.size() > 1) s.vo.index.two_threads = false;
   auto validate_one = [&](std::size_t i) {
     const FileArgument& input = inputs[i];
     try {
       slots[i].report =
-          validate_input(input.path == "-" ? Input::stream(in, "<stdin>") : Input::file(input.path), vo, from);
+          validate_input(input.path == "-" ? Input::stream(in, "<stdin>") : Input::file(input.path), s.vo, s.from);
     } catch (const IoError& e) {
       slots[i].error = e.what();
     }
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(parsed["jobs"].as<unsigned>(), 64));
-  // Files in parallel, or one big file's halves in parallel: not both.
-  if (jobs > 1 && inputs.size() > 1) vo.index.two_threads = false;
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   auto worker = [&] {
@@ -233,6 +223,10 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
   worker();
   for (std::thread& t : pool) t.join();
   progress.stop();
+
+  ValidateRun run;
+  run.pi_version = s.vo.pi_version;
+  run.level = s.vo.level;
   for (Slot& slot : slots) {
     if (!slot.error.empty()) {
       err << "pi-hydrate: error: " << slot.error << "\n";
@@ -240,8 +234,44 @@ int run_validate(const std::vector<std::string>& args, std::istream& in, std::os
     }
     if (slot.report) run.reports.push_back(std::move(*slot.report));
   }
+  return run;
+}
 
-  switch (format) {
+}  // namespace
+
+int run_validate(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err,
+                 bool own_process) {
+  cxxopts::Options options = validate_options();
+  std::vector<const char*> argv{"pi-hydrate validate"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  cxxopts::ParseResult parsed;
+  try {
+    parsed = options.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    err << "pi-hydrate: error: " << e.what() << "\nRun 'pi-hydrate validate --help' for the options.\n";
+    return kExitUsage;
+  }
+  if (parsed.count("help")) {
+    out << options.help() << kValidateHelp;
+    return kExitOk;
+  }
+  if (parsed.count("list-codes")) {
+    list_codes(out);
+    return kExitOk;
+  }
+  ValidateSettings settings;
+  if (!read_settings(parsed, settings, err)) return kExitUsage;
+  if (!parsed.count("files")) {
+    err << "pi-hydrate: error: no input files\nRun 'pi-hydrate validate --help' for the options.\n";
+    return kExitUsage;
+  }
+
+  bool io_failed = false;
+  const std::vector<FileArgument> inputs =
+      expand_inputs(parsed["files"].as<std::vector<std::string>>(), err, io_failed);
+  const unsigned jobs = std::max(1u, std::min<unsigned>(parsed["jobs"].as<unsigned>(), 64));
+  const ValidateRun run = validate_files(inputs, in, settings, jobs, own_process, err, io_failed);
+  switch (settings.format) {
     case ReportFormat::kText: write_text_report(run, out); break;
     case ReportFormat::kJson: write_json_report(run, out); break;
     case ReportFormat::kGithub: write_github_report(run, out); break;

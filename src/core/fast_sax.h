@@ -293,73 +293,138 @@ class FastSaxReader {
     return object ? handler_->EndObject(0) : handler_->EndArray(0);
   }
 
-  // Skips the rest of an ignored container whose opening bracket p has
-  // passed, checking its syntax and nesting on the way. With `rest_loose`,
-  // p is instead at an element after a comma (skip_rest_of_array): the
-  // container is not reported, and whether it had whitespace between tokens
-  // goes to *rest_loose.
-  bool skip_rest(const char*& p, bool object, bool* rest_loose = nullptr) {
-    const std::size_t base = depth_;
-    // Open containers below this one; the innermost is last.
-    std::string open(1, object ? '{' : '[');
-    // Where each of them opened, for a handler that sees skipped containers.
-    // and whether whitespace separated tokens inside it (nested ones included).
-    constexpr bool kSeesContainers = SeesSkippedContainers<Handler>::value;
-    // Where the element being read at the handler's element level began.
-    const char* element_begin = nullptr;
-    auto at_element_level = [&](std::size_t levels) {  // the `levels`-th innermost open container
-      if constexpr (SeesElements<Handler>::value)
-        return open.size() >= levels && open[open.size() - levels] == '[' &&
-               base + open.size() - (levels - 1) == Handler::kElementLevel;
+  // ---- skipping an ignored container ----
+  // Its syntax and nesting are checked on the way; the handler hears only of
+  // the strings, elements and containers inside it that it asked for.
+
+  static constexpr bool kSeesContainers = SeesSkippedContainers<Handler>::value;
+
+  // What skip_rest expects next.
+  enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
+
+  // skip_rest's state.
+  struct Skipping {
+    std::size_t base;                     // the depth the skipped container opened at
+    std::string open;                     // open containers, '{' or '[', the skipped one first and the innermost last
+    bool* rest_loose;                     // see skip_rest
+    const char* element_begin = nullptr;  // where the element being read at the handler's element level began
+  };
+
+  // Whether the `levels`-th innermost open container is an array whose
+  // elements sit at the handler's element level.
+  static bool at_element_level([[maybe_unused]] const Skipping& s, [[maybe_unused]] std::size_t levels) {
+    if constexpr (SeesElements<Handler>::value)
+      return s.open.size() >= levels && s.open[s.open.size() - levels] == '[' &&
+             s.base + s.open.size() - (levels - 1) == Handler::kElementLevel;
+    return false;
+  }
+
+  // Whitespace between tokens: the innermost open container is loose.
+  [[gnu::always_inline]] void skip_ws_noting_loose(const char*& p) {
+    if constexpr (kSeesContainers) {
+      const char* before = p;
+      skip_ws(p);
+      if (p != before && !loose_.empty()) loose_.back() = true;
+    } else {
+      skip_ws(p);
+    }
+  }
+
+  // p is past the closing bracket of the innermost open container: the
+  // handler hears of the element and the container that end here.
+  void close_skipped([[maybe_unused]] const char* p, Skipping& s) {
+    if constexpr (SeesElements<Handler>::value)
+      if (at_element_level(s, 2)) handler_->element(s.element_begin, p);
+    if constexpr (kSeesContainers) {
+      const bool loose = loose_.back();
+      if (s.rest_loose && s.open.size() == 1)
+        *s.rest_loose = loose;
+      else
+        handler_->skipped_container(opened_at_.back(), p, loose);
+      opened_at_.pop_back();
+      loose_.pop_back();
+      if (loose && !loose_.empty()) loose_.back() = true;
+    }
+    s.open.pop_back();
+  }
+
+  // At the element where the second reader took over (see Continuation):
+  // p goes past the array it checked, which is closed. False when p is
+  // elsewhere, or the second reader was not sure.
+  bool join_continuation(const char*& p, Need need, Skipping& s) {
+    if (p != continuation_->at || need != Need::kValue || s.open.back() != '[' ||
+        s.base + s.open.size() != continuation_->level)
       return false;
-    };
+    bool loose = false;
+    const char* rest_end = continuation_->join(loose);
+    if (!rest_end) return false;
+    p = rest_end;  // past the array's closing bracket
+    if constexpr (kSeesContainers)
+      if (loose) loose_.back() = true;
+    close_skipped(p, s);
+    return true;
+  }
+
+  // A string, literal or number inside an ignored container, p at its first byte `c`.
+  [[gnu::always_inline]] bool skip_scalar(const char*& p, char c) {
+    if (c == '"') {
+      const char *raw = nullptr, *raw_end = nullptr;
+      bool escaped = false;
+      return scan_string(p, raw, raw_end, escaped, true);
+    }
+    if (c == 't') return literal(p, "true");
+    if (c == 'f') return literal(p, "false");
+    if (c == 'n') return literal(p, "null");
+    return scan_number(p);
+  }
+
+  // A value inside an ignored container, p at its first byte `c`: a
+  // container opens (`need` is then what it takes first), a scalar is
+  // stepped over.
+  [[gnu::always_inline]] bool skip_value(const char*& p, char c, Need& need, Skipping& s) {
+    if (at_element_level(s, 1)) s.element_begin = p;
+    if (c == '{' || c == '[') {
+      if (s.base + s.open.size() > max_depth_) return false;
+      s.open += c;
+      if constexpr (kSeesContainers) {
+        opened_at_.push_back(p);
+        loose_.push_back(false);
+      }
+      ++p;
+      need = c == '{' ? Need::kKeyOrClose : Need::kValueOrClose;
+      return true;
+    }
+    if (!skip_scalar(p, c)) return false;
+    if constexpr (SeesElements<Handler>::value)
+      if (at_element_level(s, 1)) handler_->element(s.element_begin, p);
+    need = Need::kCommaOrClose;
+    return true;
+  }
+
+  // Skips the rest of an ignored container whose opening bracket p has
+  // passed. With `rest_loose`, p is instead at an element after a comma
+  // (skip_rest_of_array): the container is not reported, and whether it had
+  // whitespace between tokens goes to *rest_loose.
+  bool skip_rest(const char*& p, bool object, bool* rest_loose = nullptr) {
+    Skipping s{depth_, std::string(1, object ? '{' : '['), rest_loose};
     opened_at_.clear();
     loose_.clear();
     if constexpr (kSeesContainers) {
       opened_at_.push_back(p - 1);
       loose_.push_back(false);
     }
-    auto closed = [&] {  // p is past the closing bracket of open.back()
-      if constexpr (SeesElements<Handler>::value)
-        if (at_element_level(2)) handler_->element(element_begin, p);
-      if constexpr (kSeesContainers) {
-        const bool loose = loose_.back();
-        if (rest_loose && open.size() == 1)
-          *rest_loose = loose;
-        else
-          handler_->skipped_container(opened_at_.back(), p, loose);
-        opened_at_.pop_back();
-        loose_.pop_back();
-        if (loose && !loose_.empty()) loose_.back() = true;
-      }
-      open.pop_back();
-    };
-    enum class Need { kValueOrClose, kKeyOrClose, kKey, kColon, kValue, kCommaOrClose };
     Need need = rest_loose ? Need::kValue : object ? Need::kKeyOrClose : Need::kValueOrClose;
     for (;;) {
-      if constexpr (kSeesContainers) {
-        const char* before = p;
-        skip_ws(p);
-        if (p != before && !loose_.empty()) loose_.back() = true;
-      } else {
-        skip_ws(p);
-      }
+      skip_ws_noting_loose(p);
       if (p >= end_) return false;
-      if (continuation_ && p == continuation_->at && need == Need::kValue && open.back() == '[' &&
-          base + open.size() == continuation_->level) {
-        bool loose = false;
-        if (const char* rest_end = continuation_->join(loose)) {
-          p = rest_end;  // past the array's closing bracket
-          if constexpr (kSeesContainers)
-            if (loose) loose_.back() = true;
-          closed();
-          if (open.empty()) return true;
-          need = Need::kCommaOrClose;
-          continue;
-        }
+      if (continuation_ && join_continuation(p, need, s)) {
+        if (s.open.empty()) return true;
+        need = Need::kCommaOrClose;
+        continue;
       }
+      // The punctuation `need` asks for; a value goes on below.
       const char c = *p;
-      const char close = open.back() == '{' ? '}' : ']';
+      const char close = s.open.back() == '{' ? '}' : ']';
       switch (need) {
         case Need::kColon:
           if (c != ':') return false;
@@ -369,20 +434,20 @@ class FastSaxReader {
         case Need::kCommaOrClose:
           if (c == ',') {
             ++p;
-            need = open.back() == '{' ? Need::kKey : Need::kValue;
+            need = s.open.back() == '{' ? Need::kKey : Need::kValue;
             continue;
           }
           if (c != close) return false;
           ++p;
-          closed();
-          if (open.empty()) return true;
+          close_skipped(p, s);
+          if (s.open.empty()) return true;
           continue;
         case Need::kKeyOrClose:
         case Need::kValueOrClose:
           if (c == close) {
             ++p;
-            closed();
-            if (open.empty()) return true;
+            close_skipped(p, s);
+            if (s.open.empty()) return true;
             need = Need::kCommaOrClose;
             continue;
           }
@@ -397,37 +462,7 @@ class FastSaxReader {
         }
         case Need::kValue: break;
       }
-      // A value inside the ignored container.
-      if (at_element_level(1)) element_begin = p;
-      if (c == '{' || c == '[') {
-        if (base + open.size() > max_depth_) return false;
-        open += c;
-        if constexpr (kSeesContainers) {
-          opened_at_.push_back(p);
-          loose_.push_back(false);
-        }
-        ++p;
-        need = c == '{' ? Need::kKeyOrClose : Need::kValueOrClose;
-        continue;
-      }
-      bool ok;
-      if (c == '"') {
-        const char *raw = nullptr, *raw_end = nullptr;
-        bool escaped = false;
-        ok = scan_string(p, raw, raw_end, escaped, true);
-      } else if (c == 't') {
-        ok = literal(p, "true");
-      } else if (c == 'f') {
-        ok = literal(p, "false");
-      } else if (c == 'n') {
-        ok = literal(p, "null");
-      } else {
-        ok = scan_number(p);
-      }
-      if (!ok) return false;
-      if constexpr (SeesElements<Handler>::value)
-        if (at_element_level(1)) handler_->element(element_begin, p);
-      need = Need::kCommaOrClose;
+      if (!skip_value(p, c, need, s)) return false;
     }
   }
 

@@ -71,76 +71,87 @@ Role llm_role_of(const Entry& e, const PiView& view) {
   }
 }
 
-}  // namespace
+// Stops the load: pi crashes, refuses or replaces the file at `line`.
+void fail(PiView& v, LoadOutcome outcome, std::string failure, std::uint64_t line) {
+  v.outcome = outcome;
+  v.failure = std::move(failure);
+  v.failure_line = line;
+}
 
-PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_bom) {
-  PiView v;
-  v.version = version;
+// 1. Lines pi keeps: a BOM spoils line 1 unless the file is trimmed
+// first; falsy values are kept or not (see PiProfile).
+void keep_lines(const SessionIndex& index, bool ignore_bom, PiView& v) {
   const PiProfile& pi = v.profile();
-
-  // 1. Lines pi keeps: a BOM spoils line 1 unless the file is trimmed
-  // first; falsy values are kept or not (see PiProfile).
   for (std::uint32_t i = 0; i < index.entries.size(); ++i) {
     const Entry& e = index.entries[i];
     if (!pi.trims_file_before_parsing && !ignore_bom && e.line == 1 && index.starts_with_bom) continue;
     if (!pi.keeps_falsy_lines && e.falsy) continue;
     v.kept.push_back(i);
   }
+}
 
-  // 2. The header check: the first kept value must be {"type":"session","id":string}.
+// 2. The header check: the first kept value must be
+// {"type":"session","id":string}, and (some versions) no kept value may be
+// null. False when pi does not load the file.
+bool check_header(const SessionIndex& index, PiView& v) {
+  const PiProfile& pi = v.profile();
   if (index.file_size == 0) {
-    v.outcome = LoadOutcome::kFreshSession;
-    v.failure = "the file is empty; pi writes a fresh session header into it";
-    return v;
+    fail(v, LoadOutcome::kFreshSession, "the file is empty; pi writes a fresh session header into it", 0);
+    return false;
   }
   if (v.kept.empty() || index.entries[v.kept[0]].root != JsonKind::kObject ||
       index.entries[v.kept[0]].type != EntryType::kSession || !index.entries[v.kept[0]].id.is_string()) {
     if (pi.crashes_on_null_line && !v.kept.empty() && index.entries[v.kept[0]].root == JsonKind::kNull) {
-      v.outcome = LoadOutcome::kCrash;
-      v.failure = "TypeError: Cannot read properties of null (reading 'type')";
-      v.failure_line = index.entries[v.kept[0]].line;
-      return v;
+      fail(v, LoadOutcome::kCrash, "TypeError: Cannot read properties of null (reading 'type')",
+           index.entries[v.kept[0]].line);
+      return false;
     }
-    v.outcome = pi.replaces_file_without_header ? LoadOutcome::kReplaced : LoadOutcome::kRefused;
-    v.failure =
-        pi.replaces_file_without_header
-            ? std::string("pi ") + pi.name + " finds no valid session header and replaces the file with a fresh session"
-            : "Session file is not a valid pi session";
-    if (!v.kept.empty()) v.failure_line = index.entries[v.kept[0]].line;
-    return v;
+    const std::uint64_t line = v.kept.empty() ? 0 : index.entries[v.kept[0]].line;
+    if (pi.replaces_file_without_header)
+      fail(v, LoadOutcome::kReplaced,
+           std::string("pi ") + pi.name + " finds no valid session header and replaces the file with a fresh session",
+           line);
+    else
+      fail(v, LoadOutcome::kRefused, "Session file is not a valid pi session", line);
+    return false;
   }
   v.header = v.kept[0];
   if (pi.crashes_on_null_line) {
     for (std::uint32_t i : v.kept) {
       if (index.entries[i].root == JsonKind::kNull) {
-        v.outcome = LoadOutcome::kCrash;
-        v.failure = "TypeError: Cannot read properties of null (reading 'type')";
-        v.failure_line = index.entries[i].line;
-        return v;
+        fail(v, LoadOutcome::kCrash, "TypeError: Cannot read properties of null (reading 'type')",
+             index.entries[i].line);
+        return false;
       }
     }
   }
+  return true;
+}
 
-  // 3. Version and migration (migrateToCurrentVersion).
-  const Entry& header = index.entries[v.header];
+// 3. Version and migration (migrateToCurrentVersion). False when pi
+// crashes migrating.
+bool read_version(const SessionIndex& index, PiView& v) {
+  const Entry& header = index.entries[static_cast<std::size_t>(v.header)];
   v.version_missing = !header.details().version.present();
   v.header_version = js_version(header.details().version);
   v.migrates_v1 = v.header_version < 2;
   v.migrates_v2 = v.header_version < 3;
   v.rewrites_file = !(v.header_version >= 3);
-  if (v.migrates_v1) {
-    for (std::uint32_t i : v.kept) {
-      const Entry& e = index.entries[i];
-      if (e.root != JsonKind::kObject) {  // entry.id = … on a primitive throws in strict mode
-        v.outcome = LoadOutcome::kCrash;
-        v.failure = std::string("TypeError: Cannot create property 'id' on ") + json_kind_name(e.root);
-        v.failure_line = e.line;
-        return v;
-      }
+  if (!v.migrates_v1) return true;
+  for (std::uint32_t i : v.kept) {
+    const Entry& e = index.entries[i];
+    if (e.root != JsonKind::kObject) {  // entry.id = … on a primitive throws in strict mode
+      fail(v, LoadOutcome::kCrash, std::string("TypeError: Cannot create property 'id' on ") + json_kind_name(e.root),
+           e.line);
+      return false;
     }
   }
+  return true;
+}
 
-  // 4. The tree: every kept non-session value, in file order.
+// 4. The tree: every kept non-session value, in file order, linked to its
+// parent by id (later ids win, as in pi's Map); a v1 file is one chain.
+void build_tree(const SessionIndex& index, PiView& v) {
   for (std::uint32_t k = 0; k < v.kept.size(); ++k) {
     if (!is_object_of_type(index.entries[v.kept[k]], EntryType::kSession)) {
       v.nodes.push_back(v.kept[k]);
@@ -156,64 +167,80 @@ PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_b
       v.parent[i] = static_cast<std::int64_t>(i - 1);
       v.link[i] = ParentLink::kLinked;
     }
-  } else {
-    auto key_of = [&](std::uint32_t node) { return js_map_key(v.entry(index, node).id); };
-    NodesById<decltype(key_of)> by_id(n, key_of);
-    for (std::uint32_t i = 0; i < n; ++i) by_id.put(i);  // later wins
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const Entry& e = v.entry(index, i);
-      if (by_id.find(js_map_key(e.id)) != i) v.shadowed[i] = 1;
-      if (!truthy(e.parent_id)) continue;
-      const std::int64_t parent = by_id.find(js_map_key(e.parent_id));
-      if (parent < 0) {
-        v.link[i] = ParentLink::kDangling;
-      } else {
-        v.link[i] = ParentLink::kLinked;
-        v.parent[i] = parent;
-      }
+    return;
+  }
+  auto key_of = [&](std::uint32_t node) { return js_map_key(v.entry(index, node).id); };
+  NodesById<decltype(key_of)> by_id(n, key_of);
+  for (std::uint32_t i = 0; i < n; ++i) by_id.put(i);  // later wins
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Entry& e = v.entry(index, i);
+    if (by_id.find(js_map_key(e.id)) != i) v.shadowed[i] = 1;
+    if (!truthy(e.parent_id)) continue;
+    const std::int64_t parent = by_id.find(js_map_key(e.parent_id));
+    if (parent < 0) {
+      v.link[i] = ParentLink::kDangling;
+    } else {
+      v.link[i] = ParentLink::kLinked;
+      v.parent[i] = parent;
     }
   }
+}
 
-  // 5. The leaf is the last entry, whatever its type; an id of null means
-  // "before the first entry" and gives an empty context.
-  if (n == 0) return v;
+// 5. The leaf is the last entry, whatever its type; an id of null means
+// "before the first entry" and gives an empty context. False when there is
+// no leaf to walk from.
+bool find_leaf(const SessionIndex& index, PiView& v) {
+  const std::size_t n = v.nodes.size();
+  if (n == 0) return false;
   if (!v.migrates_v1 && v.entry(index, static_cast<std::uint32_t>(n - 1)).id.kind == JsonKind::kNull) {
     v.leaf_is_null = true;
-    return v;
+    return false;
   }
   v.leaf = static_cast<std::int64_t>(n - 1);
+  return true;
+}
 
-  // 6. The parent walk. pi has no cycle check: it loops forever, or grows
-  // an array until V8 throws.
-  std::vector<std::uint8_t> seen(n, 0);
+// 6. The parent walk. pi has no cycle check: it loops forever, or grows
+// an array until V8 throws. False then.
+bool walk_to_root(const SessionIndex& index, PiView& v) {
+  const PiProfile& pi = v.profile();
+  std::vector<std::uint8_t> seen(v.nodes.size(), 0);
   for (std::int64_t cur = v.leaf; cur >= 0; cur = v.parent[static_cast<std::size_t>(cur)]) {
     if (seen[static_cast<std::size_t>(cur)]) {
       v.cycle_node = cur;
-      v.outcome = pi.hangs_on_parent_cycle ? LoadOutcome::kHang : LoadOutcome::kCrash;
-      v.failure = pi.hangs_on_parent_cycle ? std::string("the parentId walk never ends (pi ") + pi.name + " hangs)"
-                                           : "RangeError: Invalid array length";
-      v.failure_line = v.entry(index, static_cast<std::uint32_t>(cur)).line;
+      fail(v, pi.hangs_on_parent_cycle ? LoadOutcome::kHang : LoadOutcome::kCrash,
+           pi.hangs_on_parent_cycle ? std::string("the parentId walk never ends (pi ") + pi.name + " hangs)"
+                                    : "RangeError: Invalid array length",
+           v.entry(index, static_cast<std::uint32_t>(cur)).line);
       v.path.clear();
-      return v;
+      return false;
     }
     seen[static_cast<std::size_t>(cur)] = 1;
     v.path.push_back(static_cast<std::uint32_t>(cur));
   }
   std::reverse(v.path.begin(), v.path.end());
+  return true;
+}
 
+}  // namespace
+
+PiView build_pi_view(const SessionIndex& index, PiVersion version, bool ignore_bom) {
+  PiView v;
+  v.version = version;
+  keep_lines(index, ignore_bom, v);
+  if (!check_header(index, v) || !read_version(index, v)) return v;
+  build_tree(index, v);
+  if (!find_leaf(index, v) || !walk_to_root(index, v)) return v;
   // 7. Context (buildSessionContext).
   rebuild_context(index, v);
   return v;
 }
 
-void rebuild_context(const SessionIndex& index, PiView& v) {
-  // A message entry without a message object throws while pi reads the
-  // settings along the path.
-  v.compaction = -1;
-  v.first_kept_found = false;
-  v.first_kept_index_target = -1;
-  v.context.clear();
-  const std::size_t n = v.nodes.size();
+namespace {
+
+// pi reads the settings along the path first, where a message entry without
+// a message object throws; the latest compaction on it. False on the throw.
+bool find_compaction(const SessionIndex& index, PiView& v) {
   for (std::uint32_t node : v.path) {
     const Entry& e = v.entry(index, node);
     if (is_object_of_type(e, EntryType::kMessage) &&
@@ -223,65 +250,86 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
       v.failure = std::string("TypeError: Cannot read properties of ") +
                   (e.message.kind == JsonKind::kNull ? "null" : "undefined") + " (reading 'role')";
       v.failure_line = e.line;
-      return;
+      return false;
     }
     if (is_object_of_type(e, EntryType::kCompaction)) v.compaction = node;
   }
+  return true;
+}
 
-  auto append = [&](std::uint32_t node) {
-    const Entry& e = v.entry(index, node);
-    if (e.root != JsonKind::kObject) return;
-    ContextItem item;
-    item.node = node;
-    if (e.type == EntryType::kMessage) {
-      item.kind = ContextKind::kMessage;
-      item.llm_role = e.message.kind == JsonKind::kObject ? llm_role_of(e, v) : Role::kNone;
-    } else if (e.type == EntryType::kCustomMessage) {
-      item.kind = ContextKind::kCustomMessage;
-      item.llm_role = Role::kUser;
-    } else if (e.type == EntryType::kBranchSummary && truthy(e.details().summary)) {
-      item.kind = ContextKind::kBranchSummary;
-      item.llm_role = Role::kUser;
-    } else {
-      return;
-    }
-    v.context.push_back(item);
-  };
-
-  if (v.compaction < 0) {
-    for (std::uint32_t node : v.path) append(node);
+// A path entry's message in the context: a message, a custom message, a
+// branch summary with a truthy summary; other entries give none.
+void append_context_item(const SessionIndex& index, PiView& v, std::uint32_t node) {
+  const Entry& e = v.entry(index, node);
+  if (e.root != JsonKind::kObject) return;
+  ContextItem item;
+  item.node = node;
+  if (e.type == EntryType::kMessage) {
+    item.kind = ContextKind::kMessage;
+    item.llm_role = e.message.kind == JsonKind::kObject ? llm_role_of(e, v) : Role::kNone;
+  } else if (e.type == EntryType::kCustomMessage) {
+    item.kind = ContextKind::kCustomMessage;
+    item.llm_role = Role::kUser;
+  } else if (e.type == EntryType::kBranchSummary && truthy(e.details().summary)) {
+    item.kind = ContextKind::kBranchSummary;
+    item.llm_role = Role::kUser;
+  } else {
     return;
   }
+  v.context.push_back(item);
+}
+
+// pi looks the compaction up again by id: the path position of the first
+// compaction with its id. After a v1 migration every id is fresh and
+// unique, so that finds the compaction itself.
+std::size_t compaction_position(const SessionIndex& index, const PiView& v) {
+  const JsMapKey comp_key = js_map_key(v.entry(index, static_cast<std::uint32_t>(v.compaction)).id);
+  std::size_t at = 0;
+  while (at < v.path.size() &&
+         !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[at]) == v.compaction
+                         : is_object_of_type(v.entry(index, v.path[at]), EntryType::kCompaction) &&
+                               js_map_key(v.entry(index, v.path[at]).id) == comp_key))
+    ++at;
+  return at;
+}
+
+// After a v1 migration the only way to name the first kept entry is
+// firstKeptEntryIndex pointing at an earlier entry: its node, or -1.
+std::int64_t v1_first_kept_node(const Entry& comp, PiView& v) {
+  std::int64_t first_kept_node = -1;
+  const Field& fki = comp.details().first_kept_entry_index;
+  if (fki.kind != JsonKind::kNumber) return first_kept_node;
+  double idx = std::strtod(std::string(fki.text()).c_str(), nullptr);
+  std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
+  if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
+    std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
+    for (std::uint32_t node = 0; node < v.nodes.size(); ++node) {
+      if (v.nodes[node] == target_entry) first_kept_node = node;
+    }
+    v.first_kept_index_target = first_kept_node;
+  }
+  return first_kept_node;
+}
+
+}  // namespace
+
+void rebuild_context(const SessionIndex& index, PiView& v) {
+  v.compaction = -1;
+  v.first_kept_found = false;
+  v.first_kept_index_target = -1;
+  v.context.clear();
+  if (!find_compaction(index, v)) return;
+  if (v.compaction < 0) {
+    for (std::uint32_t node : v.path) append_context_item(index, v, node);
+    return;
+  }
+  // The summary, then the kept entries before the compaction (from the one
+  // firstKeptEntryId names), then the entries after it.
   const Entry& comp = v.entry(index, static_cast<std::uint32_t>(v.compaction));
   v.context.push_back(
       ContextItem{static_cast<std::uint32_t>(v.compaction), ContextKind::kCompactionSummary, Role::kUser});
-  const JsMapKey comp_key = js_map_key(comp.id);
-  // pi looks the compaction up again by id; after a v1 migration every id is
-  // fresh and unique, so that finds the compaction itself.
-  std::size_t comp_idx = 0;
-  while (comp_idx < v.path.size() &&
-         !(v.migrates_v1 ? static_cast<std::int64_t>(v.path[comp_idx]) == v.compaction
-                         : is_object_of_type(v.entry(index, v.path[comp_idx]), EntryType::kCompaction) &&
-                               js_map_key(v.entry(index, v.path[comp_idx]).id) == comp_key))
-    ++comp_idx;
-
-  // Which path entry does firstKeptEntryId name? After a v1 migration the
-  // only way to name one is firstKeptEntryIndex pointing at an earlier entry.
-  std::int64_t first_kept_node = -1;
-  if (v.migrates_v1) {
-    const Field& fki = comp.details().first_kept_entry_index;
-    if (fki.kind == JsonKind::kNumber) {
-      double idx = std::strtod(std::string(fki.text()).c_str(), nullptr);
-      std::uint32_t comp_kept_pos = v.node_kept_position[static_cast<std::size_t>(v.compaction)];
-      if (idx >= 0 && idx == std::floor(idx) && idx < comp_kept_pos) {
-        std::uint32_t target_entry = v.kept[static_cast<std::size_t>(idx)];
-        for (std::uint32_t node = 0; node < n; ++node) {
-          if (v.nodes[node] == target_entry) first_kept_node = node;
-        }
-        v.first_kept_index_target = first_kept_node;
-      }
-    }
-  }
+  const std::size_t comp_idx = compaction_position(index, v);
+  const std::int64_t first_kept_node = v.migrates_v1 ? v1_first_kept_node(comp, v) : -1;
   const JsMapKey kept_key = js_map_key(comp.details().first_kept_entry_id);
   bool found = false;
   for (std::size_t i = 0; i < comp_idx; ++i) {
@@ -289,10 +337,10 @@ void rebuild_context(const SessionIndex& index, PiView& v) {
     if (v.migrates_v1 ? static_cast<std::int64_t>(node) == first_kept_node
                       : js_map_key(v.entry(index, node).id) == kept_key)
       found = true;
-    if (found) append(node);
+    if (found) append_context_item(index, v, node);
   }
   v.first_kept_found = found;
-  for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append(v.path[i]);
+  for (std::size_t i = comp_idx + 1; i < v.path.size(); ++i) append_context_item(index, v, v.path[i]);
 }
 
 }  // namespace pihydrate

@@ -233,6 +233,181 @@ struct LlmMessage {
   bool edited = false;
 };
 
+// Where the latest compaction and its kept range are on the path.
+struct KeptRange {
+  std::unordered_map<std::uint32_t, std::size_t> path_pos;  // node -> its position on the path
+  bool has_compaction = false;
+  std::size_t comp_pos = 0;     // the latest compaction's position; without one, the path's size
+  std::uint64_t comp_line = 0;  // its line; 0 without one
+  std::size_t kept_from = 0;    // the kept range: [kept_from, comp_pos)
+
+  // A node's position on the path (0 for one not on it).
+  std::size_t position(std::uint32_t node) const {
+    const auto it = path_pos.find(node);
+    return it == path_pos.end() ? 0 : it->second;
+  }
+  // Whether buildSessionContext walks the path entry at `i`.
+  bool walks(std::size_t i) const { return !has_compaction || i > comp_pos || (kept_from <= i && i < comp_pos); }
+};
+
+// pi 1.5's context_edit entries among the entries of the context; the last
+// per target wins.
+struct ContextEdits {
+  std::unordered_map<std::string, std::int64_t> of_target;  // target key -> context_edit node
+
+  static std::string key(const SentValue& v) { return std::to_string(static_cast<int>(v.kind)) + ":" + v.text; }
+};
+
+// convertToLlm: a summary becomes a user message in pi's words.
+void wrap_summary(LlmMessage& m, SentSource source, const Value* summary) {
+  m.role = "user";
+  m.source = source;
+  m.wrapped = true;
+  m.wrapped_text = source == SentSource::kBranchSummary ? kBranchPrefix + js_string(summary) + kBranchSuffix
+                                                        : kCompactionPrefix + js_string(summary) + kCompactionSuffix;
+}
+
+// convertToLlm's bashExecutionToText: the command, its output, how it ended.
+std::string bash_execution_text(const Value* message) {
+  std::string text = "Ran `" + js_string(json_member(message, "command")) + "`\n";
+  const Value* output = json_member(message, "output");
+  text += truthy(output) ? "```\n" + js_string(output) + "\n```" : "(no output)";
+  const Value* exit_code = json_member(message, "exitCode");
+  if (truthy(json_member(message, "cancelled"))) {
+    text += "\n\n(command cancelled)";
+  } else if (!is_nullish(exit_code) && !(exit_code->IsNumber() && exit_code->GetDouble() == 0)) {
+    text += "\n\nCommand exited with code " + js_string(exit_code);
+  }
+  if (truthy(json_member(message, "truncated")) && truthy(json_member(message, "fullOutputPath")))
+    text += "\n\n[Output truncated. Full output: " + js_string(json_member(message, "fullOutputPath")) + "]";
+  return text;
+}
+
+// A text block's text as pi-ai's request holds it.
+std::string block_text(const Value& block) {
+  const Value* text = json_member(&block, "text");
+  return !text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text;
+}
+
+// The texts of a content value as pi-ai's request holds them.
+void read_content(const Value* content, SentMessage& out) {
+  if (!content) return;
+  if (content->IsString()) {
+    out.texts.emplace_back(content->GetString(), content->GetStringLength());
+    return;
+  }
+  if (!content->IsArray()) return;
+  for (const Value& block : content->GetArray()) {
+    const Value* type = json_member(&block, "type");
+    if (is_string(type, "text")) {
+      out.texts.push_back(block_text(block));
+    } else if (is_string(type, "image")) {
+      ++out.images;
+    }
+  }
+}
+
+// transformMessages' first pass over one thinking block: sent as thinking,
+// sent as text (another model's, where this pi keeps it) or dropped. False
+// when pi-ai throws (a thinking text that is not a string).
+bool read_thinking(const Value& block, bool same_model, const PiProfile& pi, SentMessage& s) {
+  const Value* thinking = json_member(&block, "thinking");
+  const bool redacted = truthy(json_member(&block, "redacted"));
+  const bool signed_block = truthy(json_member(&block, "thinkingSignature"));
+  if (pi.drops_other_models_thinking) {
+    if (!same_model) {
+      ++s.thinking_dropped;
+      return true;
+    }
+    if (redacted || signed_block) {
+      ++s.thinking;
+      return true;
+    }
+  } else {
+    if (redacted) {
+      ++(same_model ? s.thinking : s.thinking_dropped);
+      return true;
+    }
+    if (same_model && signed_block) {
+      ++s.thinking;
+      return true;
+    }
+  }
+  if (truthy(thinking) && !thinking->IsString()) return false;
+  std::string_view text =
+      truthy(thinking) ? std::string_view(thinking->GetString(), thinking->GetStringLength()) : std::string_view();
+  if (is_js_blank(text)) {
+    ++s.thinking_dropped;
+  } else if (same_model) {
+    ++s.thinking;
+  } else {
+    ++s.thinking_as_text;  // only where another model's thinking is not dropped above
+    s.texts.emplace_back(text);
+  }
+  return true;
+}
+
+// transformMessages' second pass, as it goes: the calls waiting for their
+// results, the ids answered since the last assistant, and (pi 1.5) the
+// system messages held until the results are in.
+struct SecondPass {
+  struct Pending {
+    SentValue id;
+    std::uint64_t line;
+  };
+  std::vector<Pending> pending;
+  std::vector<SentValue> answered;
+  std::vector<SentMessage> held_system;
+  std::vector<SentMessage> out;
+
+  // Before the next assistant or user message, and at the end: a
+  // "No result provided" for each call without a result, then the system
+  // messages held.
+  void close_pending() {
+    for (const Pending& call : pending) {
+      bool found = false;
+      for (const SentValue& id : answered)
+        found = found || js_same(id, call.id) || (id.kind == JsonKind::kMissing && call.id.kind == JsonKind::kMissing);
+      if (found) continue;
+      SentMessage s;
+      s.role = "toolResult";
+      s.source = SentSource::kSynthesized;
+      s.texts.push_back(kNoResult);
+      s.tool_call_id = call.id;
+      s.is_error = true;
+      s.call_line = call.line;
+      out.push_back(std::move(s));
+    }
+    pending.clear();
+    answered.clear();
+    for (SentMessage& s : held_system) out.push_back(std::move(s));
+    held_system.clear();
+  }
+  // A sent assistant: its calls wait for their results.
+  void add_assistant(SentMessage s) {
+    if (!s.tool_calls.empty()) {
+      for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, s.line});
+      answered.clear();
+    }
+    out.push_back(std::move(s));
+  }
+  // A result answers its id; an orphan when no waiting call has it.
+  void add_result(SentMessage s) {
+    bool called = false;
+    for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
+    s.orphan = !called;
+    answered.push_back(s.tool_call_id);
+    out.push_back(std::move(s));
+  }
+  // A system message waits while calls do.
+  void add_system(SentMessage s) {
+    if (!pending.empty())
+      held_system.push_back(std::move(s));
+    else
+      out.push_back(std::move(s));
+  }
+};
+
 struct Builder {
   const SessionIndex& index;
   const PiView& view;
@@ -324,214 +499,38 @@ struct Builder {
   SentValue model_provider, model_id_value, model_api;
 
   void build();
+  void note_leaf();
+  // buildSessionContext
+  KeptRange find_kept_range();
+  ContextEdits find_context_edits(const KeptRange& range);
+  std::int64_t edit_for(const ContextEdits& edits, std::uint32_t node);
+  void drop_outside_context(const KeptRange& range);
+  void add_llm_messages(const ContextItem& item, const KeptRange& range, const ContextEdits& edits,
+                        std::vector<LlmMessage>& llm, std::vector<std::int64_t>& agent_assistants);
+  void add_compaction_messages(std::int64_t node, const Value& e, std::vector<LlmMessage>& llm);
+  bool message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range, LlmMessage& m,
+                      std::vector<std::int64_t>& agent_assistants);
+  void apply_context_edit(const Value* replacement, LlmMessage& m);
+  // transformMessages
   bool convert(const std::vector<LlmMessage>& llm);
+  SentMessage sent_message(const LlmMessage& m);
+  std::string read_assistant_content(const LlmMessage& m, SentMessage& s);
+  bool fail(std::int64_t node, std::string why);
 };
 
 void Builder::build() {
   rc.version = view.version;
   rc.loads = view.loads();
   if (!rc.loads) return;
-  rc.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
-  if (rc.leaf >= 0) {
-    const Entry& leaf = view.entry(index, view.path.back());
-    rc.leaf_line = leaf.line;
-    if (leaf.id.is_string()) rc.leaf_id = std::string(leaf.id.text());
-  }
-
-  // Where the latest compaction and its kept range are on the path.
-  std::unordered_map<std::uint32_t, std::size_t> path_pos;
-  for (std::size_t i = 0; i < view.path.size(); ++i) path_pos[view.path[i]] = i;
-  std::size_t comp_pos = view.path.size();
-  if (view.compaction >= 0) comp_pos = path_pos[static_cast<std::uint32_t>(view.compaction)];
-  std::vector<std::uint8_t> in_context(view.nodes.size(), 0);
-  for (const ContextItem& item : view.context) in_context[item.node] = 1;
-  const std::uint64_t comp_line = view.compaction >= 0 ? entry(view.compaction).line : 0;
-
-  // The kept range: from the entry firstKeptEntryId names up to the compaction.
-  std::size_t kept_from = comp_pos;
-  if (view.compaction >= 0 && view.first_kept_found) {
-    const JsMapKey kept_key = js_map_key(entry(view.compaction).details().first_kept_entry_id);
-    for (std::size_t i = 0; i < comp_pos && kept_from == comp_pos; ++i) {
-      const std::uint32_t node = view.path[i];
-      if (view.migrates_v1 ? static_cast<std::int64_t>(node) == view.first_kept_index_target
-                           : js_map_key(entry(node).id) == kept_key)
-        kept_from = i;
-    }
-  }
-  // Whether buildSessionContext walks the path entry at `i`.
-  auto in_range = [&](std::size_t i) {
-    return view.compaction < 0 || i > comp_pos || (kept_from <= i && i < comp_pos);
-  };
-
-  // context_edit entries, among the entries of the context; the last per target wins.
-  std::unordered_map<std::string, std::int64_t> edit_of;  // target key -> context_edit node
-  auto edit_key = [](const SentValue& v) { return std::to_string(static_cast<int>(v.kind)) + ":" + v.text; };
-  if (pi.applies_context_edits) {
-    for (std::size_t i = 0; i < view.path.size(); ++i) {
-      const std::uint32_t node = view.path[i];
-      if (!in_range(i) || !is_string(json_member(&doc(node), "type"), "context_edit")) continue;
-      const SentValue target = sent_value(json_member(&doc(node), "targetId"));
-      if (target.kind == JsonKind::kArray || target.kind == JsonKind::kObject) continue;
-      edit_of[edit_key(target)] = node;
-    }
-  }
-  auto edit_for = [&](std::uint32_t node) -> std::int64_t {
-    if (edit_of.empty()) return -1;
-    auto it = edit_of.find(edit_key(sent_value(json_member(&doc(node), "id"))));
-    return it == edit_of.end() ? -1 : it->second;
-  };
-
-  // What buildSessionContext leaves out: entries before the kept range,
-  // and branch summaries without a summary.
-  for (std::size_t i = 0; i < view.path.size(); ++i) {
-    const std::uint32_t node = view.path[i];
-    const Entry& e = entry(node);
-    if (e.root != JsonKind::kObject || in_context[node]) continue;
-    if (!in_range(i) && i < comp_pos) {
-      if (e.type == EntryType::kMessage) {
-        drop(node, message_what(json_member(&doc(node), "message")), DropReason::kBeforeFirstKept, comp_line);
-      } else if (e.type == EntryType::kCustomMessage) {
-        drop(node, "custom_message", DropReason::kBeforeFirstKept, comp_line);
-      } else if (e.type == EntryType::kBranchSummary && truthy(json_member(&doc(node), "summary"))) {
-        drop(node, "branch_summary", DropReason::kBeforeFirstKept, comp_line);
-      }
-    } else if (in_range(i) && e.type == EntryType::kBranchSummary) {
-      drop(node, "branch_summary", DropReason::kEmptyBranchSummary);
-    }
-  }
+  note_leaf();
+  const KeptRange range = find_kept_range();
+  const ContextEdits edits = pi.applies_context_edits ? find_context_edits(range) : ContextEdits{};
+  drop_outside_context(range);
 
   // buildSessionContext's messages, then convertToLlm.
   std::vector<LlmMessage> llm;
   std::vector<std::int64_t> agent_assistants;  // assistant messages of context.messages, for the model's api
-  for (const ContextItem& item : view.context) {
-    const std::int64_t node = item.node;
-    const Value& e = doc(node);
-    const std::size_t pos = path_pos[item.node];
-    LlmMessage m;
-    m.node = node;
-    if (item.kind == ContextKind::kCompactionSummary) {
-      const Value* system = pi.sends_compaction_system_message ? json_member(&e, "systemMessage") : nullptr;
-      if (truthy(system)) {
-        const Value* role = json_member(system, "role");
-        LlmMessage s;
-        s.node = node;
-        s.source = SentSource::kCompactionSystemMessage;
-        s.message = system;
-        s.content = json_member(system, "content");
-        if (is_string(role, "system")) {
-          s.role = "system";
-          llm.push_back(s);
-        } else if (is_string(role, "user") || is_string(role, "toolResult") || is_string(role, "assistant")) {
-          s.role = role->GetString();
-          llm.push_back(s);
-        } else {
-          drop(node, "compaction systemMessage", DropReason::kUnknownRole);
-        }
-      }
-      m.role = "user";
-      m.source = SentSource::kCompactionSummary;
-      m.wrapped = true;
-      m.wrapped_text = kCompactionPrefix + js_string(json_member(&e, "summary")) + kCompactionSuffix;
-      llm.push_back(std::move(m));
-      continue;
-    }
-    if (item.kind == ContextKind::kBranchSummary) {
-      m.role = "user";
-      m.source = SentSource::kBranchSummary;
-      m.wrapped = true;
-      m.wrapped_text = kBranchPrefix + js_string(json_member(&e, "summary")) + kBranchSuffix;
-      llm.push_back(std::move(m));
-      continue;
-    }
-    const std::int64_t edit = edit_for(item.node);
-    const Value* replacement = edit >= 0 ? json_member(&doc(edit), "replacement") : nullptr;
-    if (edit >= 0 && replacement && replacement->IsNull()) {
-      drop(node,
-           item.kind == ContextKind::kCustomMessage ? std::string("custom_message")
-                                                    : message_what(json_member(&e, "message")),
-           DropReason::kContextEditRemoved, entry(edit).line);
-      continue;
-    }
-    if (item.kind == ContextKind::kCustomMessage) {
-      m.role = "user";
-      m.source = SentSource::kCustomMessage;
-      m.content = json_member(&e, "content");
-      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) m.content = empty_array();
-    } else {
-      const Value* message = json_member(&e, "message");
-      const Value* role = json_member(message, "role");
-      std::string r = role && role->IsString() ? std::string(role->GetString(), role->GetStringLength()) : "";
-      if (r == "hookMessage" && view.migrates_v2) r = "custom";
-      m.message = message;
-      m.content = json_member(message, "content");
-      if (pi.reads_missing_content_as_empty && is_nullish(m.content)) {
-        if (r == "user" || r == "assistant" || r == "toolResult") m.content = empty_array();
-      }
-      if (r == "system" && pi.sends_system_messages && view.compaction >= 0 && pos < comp_pos) {
-        drop(node, "message (system)", DropReason::kSystemBeforeCompaction, comp_line);
-        continue;
-      }
-      if (r == "assistant") agent_assistants.push_back(node);
-      if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && pi.sends_system_messages)) {
-        if (r == "system" && is_nullish(m.content)) {
-          made.push_back(std::make_unique<Value>("", *allocator));
-          m.content = made.back().get();
-        }
-        m.role = r;
-      } else if (r == "custom") {
-        m.role = "user";
-        m.source = SentSource::kCustomMessage;
-      } else if (r == "bashExecution") {
-        if (truthy(json_member(message, "excludeFromContext"))) {
-          drop(node, "message (bashExecution)", DropReason::kBashExcluded);
-          continue;
-        }
-        m.role = "user";
-        m.source = SentSource::kBashExecution;
-        m.wrapped = true;
-        std::string text = "Ran `" + js_string(json_member(message, "command")) + "`\n";
-        const Value* output = json_member(message, "output");
-        text += truthy(output) ? "```\n" + js_string(output) + "\n```" : "(no output)";
-        const Value* exit_code = json_member(message, "exitCode");
-        if (truthy(json_member(message, "cancelled"))) {
-          text += "\n\n(command cancelled)";
-        } else if (!is_nullish(exit_code) && !(exit_code->IsNumber() && exit_code->GetDouble() == 0)) {
-          text += "\n\nCommand exited with code " + js_string(exit_code);
-        }
-        if (truthy(json_member(message, "truncated")) && truthy(json_member(message, "fullOutputPath")))
-          text += "\n\n[Output truncated. Full output: " + js_string(json_member(message, "fullOutputPath")) + "]";
-        m.wrapped_text = std::move(text);
-      } else if (r == "branchSummary" || r == "compactionSummary") {
-        m.role = "user";
-        m.source = r == "branchSummary" ? SentSource::kBranchSummary : SentSource::kCompactionSummary;
-        m.wrapped = true;
-        m.wrapped_text = r == "branchSummary"
-                             ? kBranchPrefix + js_string(json_member(message, "summary")) + kBranchSuffix
-                             : kCompactionPrefix + js_string(json_member(message, "summary")) + kCompactionSuffix;
-      } else {
-        drop(node, message_what(message), r == "system" ? DropReason::kSystemRole : DropReason::kUnknownRole);
-        continue;
-      }
-    }
-    // A context_edit replaces the content of the roles it may edit.
-    if (edit >= 0 && replacement && !m.wrapped &&
-        (m.role == "user" || m.role == "assistant" || m.role == "toolResult")) {
-      const Value* content = json_member(replacement, "content");
-      if ((m.role == "assistant" || m.role == "toolResult") && content && content->IsString()) {
-        auto block = std::make_unique<Value>(rapidjson::kArrayType);
-        Value text(rapidjson::kObjectType);
-        text.AddMember("type", "text", *allocator);
-        text.AddMember("text", Value(content->GetString(), content->GetStringLength(), *allocator), *allocator);
-        block->PushBack(text, *allocator);
-        made.push_back(std::move(block));
-        content = made.back().get();
-      }
-      m.content = content;
-      if (is_nullish(m.content)) m.content = empty_array();  // transformMessages' normalisation
-      m.edited = true;
-    }
-    llm.push_back(std::move(m));
-  }
+  for (const ContextItem& item : view.context) add_llm_messages(item, range, edits, llm, agent_assistants);
 
   choose_model(agent_assistants);
   convert(llm);
@@ -539,173 +538,293 @@ void Builder::build() {
                    [](const DroppedEntry& a, const DroppedEntry& b) { return a.line < b.line; });
 }
 
-// The texts of a content value as pi-ai's request holds them.
-void read_content(const Value* content, SentMessage& out) {
-  if (!content) return;
-  if (content->IsString()) {
-    out.texts.emplace_back(content->GetString(), content->GetStringLength());
-    return;
-  }
-  if (!content->IsArray()) return;
-  for (const Value& block : content->GetArray()) {
-    const Value* type = json_member(&block, "type");
-    if (is_string(type, "text")) {
-      const Value* text = json_member(&block, "text");
-      out.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
-    } else if (is_string(type, "image")) {
-      ++out.images;
+void Builder::note_leaf() {
+  rc.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
+  if (rc.leaf < 0) return;
+  const Entry& leaf = view.entry(index, view.path.back());
+  rc.leaf_line = leaf.line;
+  if (leaf.id.is_string()) rc.leaf_id = std::string(leaf.id.text());
+}
+
+KeptRange Builder::find_kept_range() {
+  KeptRange r;
+  for (std::size_t i = 0; i < view.path.size(); ++i) r.path_pos[view.path[i]] = i;
+  r.has_compaction = view.compaction >= 0;
+  r.comp_pos = r.has_compaction ? r.position(static_cast<std::uint32_t>(view.compaction)) : view.path.size();
+  r.comp_line = r.has_compaction ? entry(view.compaction).line : 0;
+  // The kept range: from the entry firstKeptEntryId names up to the compaction.
+  r.kept_from = r.comp_pos;
+  if (r.has_compaction && view.first_kept_found) {
+    const JsMapKey kept_key = js_map_key(entry(view.compaction).details().first_kept_entry_id);
+    for (std::size_t i = 0; i < r.comp_pos && r.kept_from == r.comp_pos; ++i) {
+      const std::uint32_t node = view.path[i];
+      if (view.migrates_v1 ? static_cast<std::int64_t>(node) == view.first_kept_index_target
+                           : js_map_key(entry(node).id) == kept_key)
+        r.kept_from = i;
     }
   }
+  return r;
+}
+
+ContextEdits Builder::find_context_edits(const KeptRange& range) {
+  ContextEdits edits;
+  for (std::size_t i = 0; i < view.path.size(); ++i) {
+    const std::uint32_t node = view.path[i];
+    if (!range.walks(i) || !is_string(json_member(&doc(node), "type"), "context_edit")) continue;
+    const SentValue target = sent_value(json_member(&doc(node), "targetId"));
+    if (target.kind == JsonKind::kArray || target.kind == JsonKind::kObject) continue;
+    edits.of_target[ContextEdits::key(target)] = node;
+  }
+  return edits;
+}
+
+// The context_edit node that edits `node`, or -1.
+std::int64_t Builder::edit_for(const ContextEdits& edits, std::uint32_t node) {
+  if (edits.of_target.empty()) return -1;
+  auto it = edits.of_target.find(ContextEdits::key(sent_value(json_member(&doc(node), "id"))));
+  return it == edits.of_target.end() ? -1 : it->second;
+}
+
+// What buildSessionContext leaves out: entries before the kept range,
+// and branch summaries without a summary.
+void Builder::drop_outside_context(const KeptRange& range) {
+  std::vector<std::uint8_t> in_context(view.nodes.size(), 0);
+  for (const ContextItem& item : view.context) in_context[item.node] = 1;
+  for (std::size_t i = 0; i < view.path.size(); ++i) {
+    const std::uint32_t node = view.path[i];
+    const Entry& e = entry(node);
+    if (e.root != JsonKind::kObject || in_context[node]) continue;
+    if (!range.walks(i) && i < range.comp_pos) {
+      if (e.type == EntryType::kMessage) {
+        drop(node, message_what(json_member(&doc(node), "message")), DropReason::kBeforeFirstKept, range.comp_line);
+      } else if (e.type == EntryType::kCustomMessage) {
+        drop(node, "custom_message", DropReason::kBeforeFirstKept, range.comp_line);
+      } else if (e.type == EntryType::kBranchSummary && truthy(json_member(&doc(node), "summary"))) {
+        drop(node, "branch_summary", DropReason::kBeforeFirstKept, range.comp_line);
+      }
+    } else if (range.walks(i) && e.type == EntryType::kBranchSummary) {
+      drop(node, "branch_summary", DropReason::kEmptyBranchSummary);
+    }
+  }
+}
+
+// One item of buildSessionContext's messages through convertToLlm: appended
+// to `llm`, or dropped with the reason.
+void Builder::add_llm_messages(const ContextItem& item, const KeptRange& range, const ContextEdits& edits,
+                               std::vector<LlmMessage>& llm, std::vector<std::int64_t>& agent_assistants) {
+  const std::int64_t node = item.node;
+  const Value& e = doc(node);
+  if (item.kind == ContextKind::kCompactionSummary) {
+    add_compaction_messages(node, e, llm);
+    return;
+  }
+  LlmMessage m;
+  m.node = node;
+  if (item.kind == ContextKind::kBranchSummary) {
+    wrap_summary(m, SentSource::kBranchSummary, json_member(&e, "summary"));
+    llm.push_back(std::move(m));
+    return;
+  }
+  const std::int64_t edit = edit_for(edits, item.node);
+  const Value* replacement = edit >= 0 ? json_member(&doc(edit), "replacement") : nullptr;
+  if (edit >= 0 && replacement && replacement->IsNull()) {
+    drop(node,
+         item.kind == ContextKind::kCustomMessage ? std::string("custom_message")
+                                                  : message_what(json_member(&e, "message")),
+         DropReason::kContextEditRemoved, entry(edit).line);
+    return;
+  }
+  if (item.kind == ContextKind::kCustomMessage) {
+    m.role = "user";
+    m.source = SentSource::kCustomMessage;
+    m.content = json_member(&e, "content");
+    if (pi.reads_missing_content_as_empty && is_nullish(m.content)) m.content = empty_array();
+  } else if (!message_to_llm(node, e, range.position(item.node), range, m, agent_assistants)) {
+    return;
+  }
+  apply_context_edit(replacement, m);
+  llm.push_back(std::move(m));
+}
+
+// A compaction: pi 1.5 sends its systemMessage first; then its summary.
+void Builder::add_compaction_messages(std::int64_t node, const Value& e, std::vector<LlmMessage>& llm) {
+  const Value* system = pi.sends_compaction_system_message ? json_member(&e, "systemMessage") : nullptr;
+  if (truthy(system)) {
+    const Value* role = json_member(system, "role");
+    LlmMessage s;
+    s.node = node;
+    s.source = SentSource::kCompactionSystemMessage;
+    s.message = system;
+    s.content = json_member(system, "content");
+    if (is_string(role, "system")) {
+      s.role = "system";
+      llm.push_back(s);
+    } else if (is_string(role, "user") || is_string(role, "toolResult") || is_string(role, "assistant")) {
+      s.role = role->GetString();
+      llm.push_back(s);
+    } else {
+      drop(node, "compaction systemMessage", DropReason::kUnknownRole);
+    }
+  }
+  LlmMessage m;
+  m.node = node;
+  wrap_summary(m, SentSource::kCompactionSummary, json_member(&e, "summary"));
+  llm.push_back(std::move(m));
+}
+
+// A message entry's message, by role, as buildSessionContext reads it and
+// convertToLlm converts it into `m`. False when it is dropped.
+bool Builder::message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range, LlmMessage& m,
+                             std::vector<std::int64_t>& agent_assistants) {
+  const Value* message = json_member(&e, "message");
+  const Value* role = json_member(message, "role");
+  std::string r = role && role->IsString() ? std::string(role->GetString(), role->GetStringLength()) : "";
+  if (r == "hookMessage" && view.migrates_v2) r = "custom";
+  m.message = message;
+  m.content = json_member(message, "content");
+  if (pi.reads_missing_content_as_empty && is_nullish(m.content)) {
+    if (r == "user" || r == "assistant" || r == "toolResult") m.content = empty_array();
+  }
+  if (r == "system" && pi.sends_system_messages && range.has_compaction && pos < range.comp_pos) {
+    drop(node, "message (system)", DropReason::kSystemBeforeCompaction, range.comp_line);
+    return false;
+  }
+  if (r == "assistant") agent_assistants.push_back(node);
+  if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && pi.sends_system_messages)) {
+    if (r == "system" && is_nullish(m.content)) {
+      made.push_back(std::make_unique<Value>("", *allocator));
+      m.content = made.back().get();
+    }
+    m.role = r;
+  } else if (r == "custom") {
+    m.role = "user";
+    m.source = SentSource::kCustomMessage;
+  } else if (r == "bashExecution") {
+    if (truthy(json_member(message, "excludeFromContext"))) {
+      drop(node, "message (bashExecution)", DropReason::kBashExcluded);
+      return false;
+    }
+    m.role = "user";
+    m.source = SentSource::kBashExecution;
+    m.wrapped = true;
+    m.wrapped_text = bash_execution_text(message);
+  } else if (r == "branchSummary" || r == "compactionSummary") {
+    wrap_summary(m, r == "branchSummary" ? SentSource::kBranchSummary : SentSource::kCompactionSummary,
+                 json_member(message, "summary"));
+  } else {
+    drop(node, message_what(message), r == "system" ? DropReason::kSystemRole : DropReason::kUnknownRole);
+    return false;
+  }
+  return true;
+}
+
+// pi 1.5: a context_edit's replacement (when there is one) replaces the
+// content of the roles it may edit.
+void Builder::apply_context_edit(const Value* replacement, LlmMessage& m) {
+  if (!replacement || m.wrapped || !(m.role == "user" || m.role == "assistant" || m.role == "toolResult")) return;
+  const Value* content = json_member(replacement, "content");
+  if ((m.role == "assistant" || m.role == "toolResult") && content && content->IsString()) {
+    auto block = std::make_unique<Value>(rapidjson::kArrayType);
+    Value text(rapidjson::kObjectType);
+    text.AddMember("type", "text", *allocator);
+    text.AddMember("text", Value(content->GetString(), content->GetStringLength(), *allocator), *allocator);
+    block->PushBack(text, *allocator);
+    made.push_back(std::move(block));
+    content = made.back().get();
+  }
+  m.content = content;
+  if (is_nullish(m.content)) m.content = empty_array();  // transformMessages' normalisation
+  m.edited = true;
 }
 
 // transformMessages: the first pass (thinking, content) and the second
 // (skipped turns, synthesized results). False when pi-ai throws.
 bool Builder::convert(const std::vector<LlmMessage>& llm) {
-  struct Pending {
-    SentValue id;
-    SentValue name;
-    std::uint64_t line;
-  };
-  std::vector<Pending> pending;
-  std::vector<SentValue> answered;
-  std::vector<SentMessage> held_system;
-  std::vector<SentMessage> out;
-  auto close_pending = [&]() {
-    for (const Pending& call : pending) {
-      bool found = false;
-      for (const SentValue& id : answered)
-        found = found || js_same(id, call.id) || (id.kind == JsonKind::kMissing && call.id.kind == JsonKind::kMissing);
-      if (found) continue;
-      SentMessage s;
-      s.role = "toolResult";
-      s.source = SentSource::kSynthesized;
-      s.texts.push_back(kNoResult);
-      s.tool_call_id = call.id;
-      s.is_error = true;
-      s.call_line = call.line;
-      out.push_back(std::move(s));
-    }
-    pending.clear();
-    answered.clear();
-    for (SentMessage& s : held_system) out.push_back(std::move(s));
-    held_system.clear();
-  };
-  auto fail = [&](std::int64_t node, std::string why) {
-    rc.request_error = std::move(why);
-    rc.request_error_line = node >= 0 ? entry(node).line : 0;
-    rc.messages.clear();
-    return false;
-  };
-
+  SecondPass pass;
   for (const LlmMessage& m : llm) {
-    SentMessage s;
-    s.role = m.role;
-    s.source = m.source;
-    s.line = m.node >= 0 ? entry(m.node).line : 0;
-    s.entry_id = m.node >= 0 ? sent_value(json_member(&doc(m.node), "id")) : SentValue{};
-    s.edited = m.edited;
-    if (m.wrapped) {
-      s.texts.push_back(m.wrapped_text);
-    } else if (m.role != "assistant") {
-      read_content(m.content, s);
-    }
+    SentMessage s = sent_message(m);
     if (m.role == "assistant") {
-      const Value* content = m.content;
-      if (!content || !content->IsArray()) {
-        return fail(m.node, !content || content->IsNull()
-                                ? std::string("TypeError: Cannot read properties of ") +
-                                      (content ? "null" : "undefined") + " (reading 'flatMap')"
-                                : "TypeError: assistantMsg.content.flatMap is not a function");
-      }
-      const bool same_model = js_same(sent_value(json_member(m.message, "provider")), model_provider) &&
-                              js_same(sent_value(json_member(m.message, "api")), model_api) &&
-                              js_same(sent_value(json_member(m.message, "model")), model_id_value);
-      for (const Value& block : content->GetArray()) {
-        if (block.IsNull()) return fail(m.node, "TypeError: Cannot read properties of null (reading 'type')");
-        const Value* type = json_member(&block, "type");
-        if (is_string(type, "thinking")) {
-          const Value* thinking = json_member(&block, "thinking");
-          const bool redacted = truthy(json_member(&block, "redacted"));
-          const bool signed_block = truthy(json_member(&block, "thinkingSignature"));
-          if (pi.drops_other_models_thinking) {
-            if (!same_model) {
-              ++s.thinking_dropped;
-              continue;
-            }
-            if (redacted || signed_block) {
-              ++s.thinking;
-              continue;
-            }
-          } else {
-            if (redacted) {
-              ++(same_model ? s.thinking : s.thinking_dropped);
-              continue;
-            }
-            if (same_model && signed_block) {
-              ++s.thinking;
-              continue;
-            }
-          }
-          if (truthy(thinking) && !thinking->IsString())
-            return fail(m.node, "TypeError: block.thinking.trim is not a function");
-          std::string_view text = truthy(thinking)
-                                      ? std::string_view(thinking->GetString(), thinking->GetStringLength())
-                                      : std::string_view();
-          const bool blank = is_js_blank(text);
-          if (blank) {
-            ++s.thinking_dropped;
-          } else if (same_model) {
-            ++s.thinking;
-          } else {
-            ++s.thinking_as_text;  // only where another model's thinking is not dropped above
-            s.texts.emplace_back(text);
-          }
-        } else if (is_string(type, "text")) {
-          const Value* text = json_member(&block, "text");
-          s.texts.push_back(!text ? std::string() : text->IsString() ? js_string(text) : sent_value(text).text);
-        } else if (is_string(type, "toolCall")) {
-          SentToolCall call;
-          call.id = sent_value(json_member(&block, "id"));
-          call.name = sent_value(json_member(&block, "name"));
-          if (const Value* args = json_member(&block, "arguments")) call.arguments = json_text(*args);
-          s.tool_calls.push_back(std::move(call));
-        } else if (is_string(type, "image")) {
-          ++s.images;
-        }
-      }
-      close_pending();
+      std::string error = read_assistant_content(m, s);
+      if (!error.empty()) return fail(m.node, std::move(error));
+      pass.close_pending();
       const Value* stop = json_member(m.message, "stopReason");
       if (is_string(stop, "error") || is_string(stop, "aborted")) {
         drop(m.node, "message (assistant)",
              is_string(stop, "error") ? DropReason::kErrorAssistant : DropReason::kAbortedAssistant);
         continue;
       }
-      if (!s.tool_calls.empty()) {
-        for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, c.name, s.line});
-        answered.clear();
-      }
-      out.push_back(std::move(s));
+      pass.add_assistant(std::move(s));
     } else if (m.role == "toolResult") {
       s.tool_call_id = sent_value(json_member(m.message, "toolCallId"));
       s.is_error = json_member(m.message, "isError") && json_member(m.message, "isError")->IsTrue();
-      bool called = false;
-      for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
-      s.orphan = !called;
-      answered.push_back(s.tool_call_id);
-      out.push_back(std::move(s));
+      pass.add_result(std::move(s));
     } else if (m.role == "system") {
-      if (!pending.empty())
-        held_system.push_back(std::move(s));
-      else
-        out.push_back(std::move(s));
+      pass.add_system(std::move(s));
     } else {
-      close_pending();
-      out.push_back(std::move(s));
+      pass.close_pending();
+      pass.out.push_back(std::move(s));
     }
   }
-  close_pending();
-  rc.messages = std::move(out);
+  pass.close_pending();
+  rc.messages = std::move(pass.out);
   return true;
+}
+
+// A message as the request holds it, its texts read (an assistant's come
+// with its other blocks, read_assistant_content).
+SentMessage Builder::sent_message(const LlmMessage& m) {
+  SentMessage s;
+  s.role = m.role;
+  s.source = m.source;
+  s.line = m.node >= 0 ? entry(m.node).line : 0;
+  s.entry_id = m.node >= 0 ? sent_value(json_member(&doc(m.node), "id")) : SentValue{};
+  s.edited = m.edited;
+  if (m.wrapped) {
+    s.texts.push_back(m.wrapped_text);
+  } else if (m.role != "assistant") {
+    read_content(m.content, s);
+  }
+  return s;
+}
+
+// transformMessages' first pass over an assistant's content: thinking,
+// texts, tool calls, images. The TypeError pi-ai throws on it, or "".
+std::string Builder::read_assistant_content(const LlmMessage& m, SentMessage& s) {
+  const Value* content = m.content;
+  if (!content || !content->IsArray()) {
+    return !content || content->IsNull() ? std::string("TypeError: Cannot read properties of ") +
+                                               (content ? "null" : "undefined") + " (reading 'flatMap')"
+                                         : "TypeError: assistantMsg.content.flatMap is not a function";
+  }
+  const bool same_model = js_same(sent_value(json_member(m.message, "provider")), model_provider) &&
+                          js_same(sent_value(json_member(m.message, "api")), model_api) &&
+                          js_same(sent_value(json_member(m.message, "model")), model_id_value);
+  for (const Value& block : content->GetArray()) {
+    if (block.IsNull()) return "TypeError: Cannot read properties of null (reading 'type')";
+    const Value* type = json_member(&block, "type");
+    if (is_string(type, "thinking")) {
+      if (!read_thinking(block, same_model, pi, s)) return "TypeError: block.thinking.trim is not a function";
+    } else if (is_string(type, "text")) {
+      s.texts.push_back(block_text(block));
+    } else if (is_string(type, "toolCall")) {
+      SentToolCall call;
+      call.id = sent_value(json_member(&block, "id"));
+      call.name = sent_value(json_member(&block, "name"));
+      if (const Value* args = json_member(&block, "arguments")) call.arguments = json_text(*args);
+      s.tool_calls.push_back(std::move(call));
+    } else if (is_string(type, "image")) {
+      ++s.images;
+    }
+  }
+  return std::string();
+}
+
+// pi-ai throws building the request: nothing is sent.
+bool Builder::fail(std::int64_t node, std::string why) {
+  rc.request_error = std::move(why);
+  rc.request_error_line = node >= 0 ? entry(node).line : 0;
+  rc.messages.clear();
+  return false;
 }
 
 }  // namespace
