@@ -75,6 +75,17 @@ class Run:
         agree, total = self.counts.get(key, (0, 0))
         self.counts[key] = (agree + (1 if ok else 0), total + 1)
 
+    def report(self, title):
+        """Prints each count and failure; the exit status: 1 on a failure or when nothing was checked."""
+        for key, (agree, total) in sorted(self.counts.items()):
+            print(f"conformance: {key}: {agree}/{total}")
+        for f in self.failures:
+            print("FAIL " + f)
+        passed = sum(a for a, _ in self.counts.values())
+        total = sum(t for _, t in self.counts.values())
+        print(f"{title}: {passed} passed, {total - passed} failed")
+        return 0 if not self.failures and total > 0 else 1
+
     def pi_load(self, version, path, cwd, rpc=False):
         """pi_load.mjs's line for `path` loaded by pi `version` in `cwd`: from the batch preload() made,
         or loaded now. --rpc runs the real CLI on the one file."""
@@ -588,14 +599,7 @@ def without_pi(args):
             run.count("context exits 0 or 1", not problems)
             for p in problems:
                 run.fail("commands", case, p)
-    for key, (agree, total) in sorted(run.counts.items()):
-        print(f"conformance: {key}: {agree}/{total}")
-    for f in run.failures:
-        print("FAIL " + f)
-    passed = sum(a for a, _ in run.counts.values())
-    total = sum(t for _, t in run.counts.values())
-    print(f"conformance (no pi): {passed} passed, {total - passed} failed")
-    return 0 if not run.failures and total > 0 else 1
+    return run.report("conformance (no pi)")
 
 
 def main():
@@ -682,14 +686,7 @@ def main():
                     run.fail(part, name, problem)
         took("round trips and RPC")
 
-    for key, (agree, total) in sorted(run.counts.items()):
-        print(f"conformance: {key}: {agree}/{total}")
-    for f in run.failures:
-        print("FAIL " + f)
-    passed = sum(a for a, _ in run.counts.values())
-    total = sum(t for _, t in run.counts.values())
-    print(f"conformance: {passed} passed, {total - passed} failed")
-    return 0 if not run.failures and total > 0 else 1
+    return run.report("conformance")
 
 
 if __name__ == "__main__":
