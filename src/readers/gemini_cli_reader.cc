@@ -123,9 +123,9 @@ class GeminiCliReader {
  public:
   GeminiCliReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
 
-  void run(std::string log) {
-    neutralize_lone_surrogates(log.data(), log.size());
-    log_ = std::move(log);
+  void run(std::string chat_log) {
+    neutralize_lone_surrogates(chat_log.data(), chat_log.size());
+    log_ = std::move(chat_log);
     replay();
     if (!out_.ok()) return;
     if (!header_seen_) {
@@ -202,7 +202,7 @@ class GeminiCliReader {
         places_.clear();
         Slot in_set = at;
         in_set.in_set = true;
-        list(*messages, in_set);
+        set_list(*messages, in_set);
       }
       metadata(set);
     } else if (is_header(r)) {
@@ -214,14 +214,15 @@ class GeminiCliReader {
         start_time_ = json_string(r, "startTime");
       }
       metadata(r);
-      if (const JsonValue* messages = json_member(r, "messages"); messages && messages->IsArray()) list(*messages, at);
+      if (const JsonValue* messages = json_member(r, "messages"); messages && messages->IsArray())
+        set_list(*messages, at);
     } else {
       write_.warn(at.line, at.column, "a record that is none of the CLI's (header, message, $set, $rewindTo); left out",
                   "gemini-cli-unknown-records");
     }
   }
 
-  void list(const JsonValue& messages, Slot at) {
+  void set_list(const JsonValue& messages, Slot at) {
     for (rapidjson::SizeType i = 0; i < messages.Size(); ++i)
       if (is_message(messages[i])) {
         at.index = static_cast<int>(i);
@@ -587,9 +588,9 @@ class GeminiCliReader {
 
 }  // namespace
 
-std::string convert_gemini_cli(std::string log, const std::string& file, ReadSession& out) {
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
   std::string text;
-  GeminiCliReader(file, text, out).run(std::move(log));
+  GeminiCliReader(file, text, out).run(std::move(chat_log));
   if (!out.ok()) text.clear();
   return text;
 }

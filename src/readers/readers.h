@@ -23,6 +23,6 @@ const Reader& gemini_cli_reader();     // gemini_cli_reader.cc
 std::string convert_claude_code(std::string transcript, const std::string& file, const std::string& leaf,
                                 ReadSession& out);
 std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out);
-std::string convert_gemini_cli(std::string log, const std::string& file, ReadSession& out);
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out);
 
 }  // namespace pihydrate

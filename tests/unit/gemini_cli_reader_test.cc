@@ -15,9 +15,9 @@ namespace {
 struct Converted : ReadSession {
   std::string session;
 };
-Converted convert(const std::string& log) {
+Converted convert(const std::string& chat) {
   Converted out;
-  out.session = convert_gemini_cli(log, "session.jsonl", out);
+  out.session = convert_gemini_cli(chat, "session.jsonl", out);
   return out;
 }
 
@@ -85,10 +85,10 @@ TEST(GeminiCli, FoundByItsHeaderOrItsOlderWholeFile) {
 // G1, G4, G11: a message written again replaces its first version in place;
 // the CLI's preamble is left out, its directory kept as the cwd.
 TEST(GeminiCli, ALaterVersionOfAMessageReplacesTheFirstInItsPlace) {
-  std::string log = kHeader + kContext + "\n" + user("u1", "What do my notes say?") + "\n" +
-                    R"({"$set":{"lastUpdated":"x"}})" + "\n" + answer("g1", "draft") + "\n" + user("u2", "And then?") +
-                    "\n" + answer("g1", "Final answer.") + "\n";
-  const Converted s = convert(log);
+  std::string chat = kHeader + kContext + "\n" + user("u1", "What do my notes say?") + "\n" +
+                     R"({"$set":{"lastUpdated":"x"}})" + "\n" + answer("g1", "draft") + "\n" + user("u2", "And then?") +
+                     "\n" + answer("g1", "Final answer.") + "\n";
+  const Converted s = convert(chat);
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 4u);
@@ -104,17 +104,17 @@ TEST(GeminiCli, ALaterVersionOfAMessageReplacesTheFirstInItsPlace) {
 
 // G1: $rewindTo drops the message and all after it; a $set of messages replaces the list.
 TEST(GeminiCli, RewindsAndListsReplaceWhatCameBefore) {
-  std::string log = kHeader + user("u1", "one") + "\n" + answer("g1", "first") + "\n" + user("u2", "two") + "\n" +
-                    answer("g2", "second") + "\n" + R"({"$rewindTo":"u2"})" + "\n" + user("u3", "three") + "\n";
-  Converted s = convert(log);
+  std::string chat = kHeader + user("u1", "one") + "\n" + answer("g1", "first") + "\n" + user("u2", "two") + "\n" +
+                     answer("g2", "second") + "\n" + R"({"$rewindTo":"u2"})" + "\n" + user("u3", "three") + "\n";
+  Converted s = convert(chat);
   ASSERT_TRUE(s.ok());
   auto e = entries_of(s);
   ASSERT_EQ(e.size(), 4u);
   EXPECT_EQ(first_text(e[3]), "three");
   EXPECT_EQ(s.repairs.at("gemini-cli-rewinds"), 1u);
 
-  log += R"({"$set":{"messages":[)" + user("u9", "only this") + "]}}\n" + answer("g9", "and this") + "\n";
-  s = convert(log);
+  chat += R"({"$set":{"messages":[)" + user("u9", "only this") + "]}}\n" + answer("g9", "and this") + "\n";
+  s = convert(chat);
   ASSERT_TRUE(s.ok());
   e = entries_of(s);
   ASSERT_EQ(e.size(), 3u);
@@ -122,7 +122,7 @@ TEST(GeminiCli, RewindsAndListsReplaceWhatCameBefore) {
   EXPECT_EQ(first_text(e[2]), "and this");
 
   // A rewind to an id not in the list empties it: nothing is left to write.
-  s = convert(log + R"({"$rewindTo":"nowhere"})" + "\n");
+  s = convert(chat + R"({"$rewindTo":"nowhere"})" + "\n");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.diagnostics[0].message.find("no conversation"), std::string::npos);
 }
@@ -131,10 +131,10 @@ TEST(GeminiCli, RewindsAndListsReplaceWhatCameBefore) {
 // message; after a resume's rewrite, twice as user messages. One comes over.
 TEST(GeminiCli, EachCallGetsExactlyOneResult) {
   const std::string call = "run_shell_command__run_shell_command_1_0";
-  std::string log = kHeader + user("u1", "Read it") + "\n" + call_message("g1", call, "Output: hello") + "\n" +
-                    R"({"id":"r1","type":"user","content":[)" + response(call, "Output: hello") + "]}\n" +
-                    answer("g2", "It says hello.") + "\n";
-  Converted s = convert(log);
+  std::string chat = kHeader + user("u1", "Read it") + "\n" + call_message("g1", call, "Output: hello") + "\n" +
+                     R"({"id":"r1","type":"user","content":[)" + response(call, "Output: hello") + "]}\n" +
+                     answer("g2", "It says hello.") + "\n";
+  Converted s = convert(chat);
   ASSERT_TRUE(s.ok());
   auto e = entries_of(s);
   ASSERT_EQ(e.size(), 5u);  // header, user, assistant, result, answer
@@ -155,14 +155,14 @@ TEST(GeminiCli, EachCallGetsExactlyOneResult) {
   EXPECT_STREQ(a["stopReason"].GetString(), "toolUse");
 
   // The list as the CLI rewrites it on resume: the API's parts, the result twice.
-  log +=
+  chat +=
       R"({"$set":{"messages":[)" + user("u1", "Read it") +
       R"(,{"id":"g1","type":"gemini","content":[{"text":"Reading","thought":true},{"text":"Let me look."},{"functionCall":{"id":")" +
       call + R"(","name":"run_shell_command","args":{"command":"cat notes.txt"}}}]},)" +
       R"({"id":"g1_response","type":"user","content":[)" + response(call, "Output: hello") + "]}," +
       R"({"id":"r1","type":"user","content":[)" + response(call, "Output: hello") + "]}," +
       answer("g2", "It says hello.") + "]}}\n";
-  s = convert(log);
+  s = convert(chat);
   ASSERT_TRUE(s.ok());
   e = entries_of(s);
   ASSERT_EQ(e.size(), 5u);
@@ -179,9 +179,9 @@ TEST(GeminiCli, AFailedCommandIsAnErrorByItsExitCode) {
       R"(<untrusted_context>\nOutput: cat: missing.txt: No such file or directory\nExit Code: 1\nProcess Group PGID: 7\n</untrusted_context>)";
   const std::string printed = R"(Output: Exit Code: 3\nall fine\nProcess Group PGID: 7)";
   for (const auto& [output, error] : {std::pair{failed, true}, std::pair{printed, false}}) {
-    const std::string log =
+    const std::string chat =
         kHeader + user("u1", "Read it") + "\n" + call_message("g1", "c1", output) + "\n" + answer("g2", "Done.") + "\n";
-    const Converted s = convert(log);
+    const Converted s = convert(chat);
     ASSERT_TRUE(s.ok());
     const auto e = entries_of(s);
     ASSERT_EQ(role_of(e[3]), "toolResult");
@@ -191,11 +191,12 @@ TEST(GeminiCli, AFailedCommandIsAnErrorByItsExitCode) {
 
 // G3, G4: notices, commands and hook output never reach the model.
 TEST(GeminiCli, NoticesAndCommandsAreLeftOutAndCounted) {
-  const std::string log = kHeader + user("u0", "/stats") + "\n" + user("u1", "Hi") + "\n" +
-                          R"({"id":"i1","type":"info","content":"Chat history compressed."})" + "\n" +
-                          R"({"id":"w1","type":"warning","content":"careful"})" + "\n" +
-                          user("h1", "<hook_context>from a hook</hook_context>") + "\n" + answer("g1", "Hello.") + "\n";
-  const Converted s = convert(log);
+  const std::string chat = kHeader + user("u0", "/stats") + "\n" + user("u1", "Hi") + "\n" +
+                           R"({"id":"i1","type":"info","content":"Chat history compressed."})" + "\n" +
+                           R"({"id":"w1","type":"warning","content":"careful"})" + "\n" +
+                           user("h1", "<hook_context>from a hook</hook_context>") + "\n" + answer("g1", "Hello.") +
+                           "\n";
+  const Converted s = convert(chat);
   ASSERT_TRUE(s.ok());
   const auto e = entries_of(s);
   ASSERT_EQ(e.size(), 3u);
