@@ -176,6 +176,14 @@ class GeminiCliReader {
         return false;
       }
       ++out_.records_read;
+      if (out_.records_read == 1 && !is_header(doc)) {
+        // G1: the CLI writes its header first, whether it starts a log or rewrites one.
+        write_.error(
+            line.number, column,
+            "a Gemini CLI chat log starts with its header (\"sessionId\", \"projectHash\"); this record is not one",
+            kHint);
+        return false;
+      }
       record(doc, Slot{line.begin, line.text.size(), line.number, column, -1, false});
       return true;
     });
@@ -240,7 +248,17 @@ class GeminiCliReader {
   void set_message(const JsonValue& message, const Slot& at) {
     const std::string id = json_string(message, "id");
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
-    if (const std::string model = json_string(message, "model"); !model.empty()) models_[id] = last_model_ = model;
+    // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
+    // message's earlier versions: a few short fields per message, not its text.
+    Earlier& earlier = earlier_[id];
+    if (earlier.timestamp.empty()) earlier.timestamp = json_string(message, "timestamp");
+    if (const std::string model = json_string(message, "model"); !model.empty()) earlier.model = last_model_ = model;
+    if (const JsonValue* tokens = json_member(message, "tokens"); tokens && tokens->IsObject()) {
+      earlier.input = json_count(*tokens, "input");
+      earlier.output = json_count(*tokens, "output");
+      earlier.cached = json_count(*tokens, "cached");
+      earlier.thoughts = json_count(*tokens, "thoughts");
+    }
     auto found = places_.find(id);
     if (found != places_.end()) {
       slots_[found->second] = at;
@@ -301,7 +319,8 @@ class GeminiCliReader {
       if (found == nullptr) continue;  // not reached: pass 1 found it at this place of these bytes
       const JsonValue& m = *found;
       const std::string type = json_string(m, "type");
-      if (const std::string t = json_string(m, "timestamp"); !t.empty()) timestamp_ = t;
+      // G2: a message's time is that of its first version (the CLI's rewrite of the list restamps it).
+      if (const std::string t = earlier_of(m).timestamp; !t.empty()) timestamp_ = t;
       const TranscriptOrigin origin{s.line, s.column, type.empty() ? "message" : type + " message"};
       if (type == "user") {
         user(m, origin);
@@ -460,19 +479,11 @@ class GeminiCliReader {
       w.EndArray();
       write_key_string(w, "api", "google-generative-ai");
       write_key_string(w, "provider", "google");
-      std::string model = json_string(m, "model");
-      if (model.empty()) {
-        auto known = models_.find(json_string(m, "id"));
-        model = known != models_.end() ? known->second : last_model_;
-      }
-      write_key_string(w, "model", model);
+      const Earlier& earlier = earlier_of(m);
+      write_key_string(w, "model", earlier.model.empty() ? last_model_ : earlier.model);
       // G5: Gemini counts cached input inside the prompt and thoughts apart from the answer.
-      static const JsonValue none(rapidjson::kObjectType);
-      const JsonValue* tokens = json_member(m, "tokens");
-      const JsonValue& t = tokens && tokens->IsObject() ? *tokens : none;
-      const std::uint64_t cached = json_count(t, "cached"), input = json_count(t, "input");
-      write_usage(w, input > cached ? input - cached : 0, json_count(t, "output") + json_count(t, "thoughts"), cached,
-                  0);
+      const std::uint64_t cached = earlier.cached, input = earlier.input;
+      write_usage(w, input > cached ? input - cached : 0, earlier.output + earlier.thoughts, cached, 0);
       write_key_string(w, "stopReason", has_calls ? "toolUse" : "stop");
       w.Key("timestamp");
       w.Int64(millis());
@@ -574,7 +585,17 @@ class GeminiCliReader {
   rapidjson::Document parsed_doc_;
   bool parsed_ = false;
   std::size_t parsed_begin_ = 0;
-  std::unordered_map<std::string, std::string> models_;  // message id -> the model its versions named
+  // What a message's versions said that a later version may have lost (G2, G5).
+  struct Earlier {
+    std::string timestamp, model;                                   // the first time, the last model named
+    std::uint64_t input = 0, output = 0, cached = 0, thoughts = 0;  // the last token counts
+  };
+  const Earlier& earlier_of(const JsonValue& m) const {
+    static const Earlier none;
+    auto found = earlier_.find(json_string(m, "id"));
+    return found == earlier_.end() ? none : found->second;
+  }
+  std::unordered_map<std::string, Earlier> earlier_;  // message id -> what its versions said
   std::string last_model_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
   std::set<std::string> answered_;                           // call ids with a result written

@@ -8,6 +8,7 @@ It serves streaming replies for three APIs, each in that API's own event format:
   POST /v1/responses         OpenAI Responses
   POST /v1/chat/completions  OpenAI Chat Completions
   POST /v1beta/models/{model}:streamGenerateContent?alt=sse   Gemini (generateContent streamed)
+  POST /v1beta/models/{model}:generateContent, :countTokens    Gemini, not streamed (side requests)
 Before it answers, it checks the conversation the way the real APIs reject malformed ones (the
 rules below, one function each) and answers HTTP 400 with the API's own error body when a rule
 is broken. Every request is recorded (--record DIR: one JSON file per request, with the verdict),
@@ -419,6 +420,11 @@ def _gemini_whole_default(body, text):
     yield from gemini_whole({"text": text, "thinking": None, "tool_calls": []}, 0, "standin", _gemini_input_tokens(body))
 
 
+def _gemini_count(body, _text):
+    """countTokens: the CLI asks it for a request with media (an image) before it sends it."""
+    yield json.dumps({"totalTokens": _gemini_input_tokens(body)}).encode()
+
+
 def _gemini_input_tokens(body):
     return max(10, len(json.dumps(body.get("contents", ""))) // 4)
 
@@ -429,6 +435,7 @@ APIS = [
     Api("openai-completions", "/v1/chat/completions", check_chat, _openai_error, stream_chat),
     Api("gemini", ":streamGenerateContent", check_gemini, _gemini_error, stream_gemini),
     Api("gemini-whole", ":generateContent", check_gemini, _gemini_error, _gemini_whole_default),
+    Api("gemini-count", ":countTokens", check_gemini, _gemini_error, _gemini_count),
 ]
 
 

@@ -234,7 +234,8 @@ TEST(GeminiCli, BrokenLogsAreErrorsAtTheirPlace) {
 
   s = convert(user("u1", "Hi") + "\n");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.diagnostics[0].message.find("no session header"), std::string::npos);
+  EXPECT_NE(s.diagnostics[0].message.find("starts with its header"), std::string::npos);
+  EXPECT_EQ(s.diagnostics[0].line, 1u);
 
   s = convert(kHeader + "[1,2]\n");
   ASSERT_FALSE(s.ok());
