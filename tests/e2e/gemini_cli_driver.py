@@ -19,7 +19,7 @@ For each scenario tests/agents/gemini-cli/<name>.json it
     DIR/gemini-cli-<version>/<name>/session.jsonl (the stray logs a resume starts, to stray/; a
     subagent's log, under chats/<session id>/, to subagents/) and writes conversation.json: the requests the stand-in saw, in order, each
     reduced to {"seq", "path", "model", "purpose", "status", "rule", "contents", "tools"} (the system
-    instruction and the tool schemas dropped, the `contents` as sent).
+    instruction and the tool schemas dropped, the `contents` as sent; countTokens requests left out).
 DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned GEMINI_VERSION:
 --cli PATH, or an npm install into /tmp/pi-hydrate-agents/cli/gemini-cli-<version>.
 Prints one line per scenario: NAME ok|failed REQUESTS requests LINES log lines.
@@ -209,7 +209,9 @@ def run_scenario(scenario, cli, env, out_root):
         shutil.copyfile(sub, os.path.join(dest, "subagents", os.path.basename(sub)))
     purposes = scenario.get("purposes", [])
     with open(os.path.join(dest, "conversation.json"), "w") as f:
-        json.dump([reduced(r, purposes) for r in requests], f, indent=1, ensure_ascii=False)
+        # countTokens (the CLI counts a request with an image before it sends it) is no turn of the conversation.
+        json.dump([reduced(r, purposes) for r in requests if not r["path"].endswith(":countTokens")], f, indent=1,
+                  ensure_ascii=False)
         f.write("\n")
     with open(logs_found[0], "rb") as f:
         lines = f.read().count(b"\n")
