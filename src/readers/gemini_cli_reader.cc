@@ -1,7 +1,10 @@
 // Gemini CLI chat log -> pi v3 session, by the rules of docs/gemini-cli.md
 // (G1-G12; the comments name them).
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -9,10 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "core/json_spans.h"
+#include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
 #include "readers/head_record.h"
 #include "readers/jsonl_lines.h"
@@ -119,13 +125,104 @@ bool is_image(const JsonValue& part) {
          !json_string(*inline_data, "data").empty();
 }
 
+// Where the log is read from: its file, read in blocks and then record by
+// record at their offsets, or bytes in memory. Either way the reader holds
+// one record at a time, not the log.
+class LogSource {
+ public:
+  virtual ~LogSource() = default;
+  // Up to `n` bytes from `offset` into `out`; 0 at the end.
+  virtual std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const = 0;
+};
+
+class BytesSource final : public LogSource {
+ public:
+  explicit BytesSource(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
+    if (offset >= bytes_.size()) return 0;
+    n = std::min<std::size_t>(n, bytes_.size() - offset);
+    std::memcpy(out, bytes_.data() + offset, n);
+    return n;
+  }
+
+ private:
+  std::string bytes_;
+};
+
+class FileSource final : public LogSource {
+ public:
+  FileSource(int fd, const std::string& name) : fd_(fd), name_(name) {}
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
+    for (;;) {
+      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno != EINTR) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  const std::string& name_;
+};
+
+// `size` bytes from `offset`, lone UTF-16 surrogate escapes rewritten as for
+// the other inputs; fewer when the log ended (it shrank under the reader).
+std::string read_record(const LogSource& source, std::uint64_t offset, std::size_t size) {
+  std::string bytes(size, '\0');
+  std::size_t done = 0;
+  while (done < size) {
+    const std::size_t got = source.read_at(offset + done, &bytes[done], size - done);
+    if (got == 0) break;
+    done += got;
+  }
+  bytes.resize(done);
+  neutralize_lone_surrogates(bytes.data(), bytes.size());
+  return bytes;
+}
+
+// JSONL framing over a source, as for_each_jsonl_line frames a string
+// (jsonl_lines.h: LF, a CR before it, a BOM, blank lines skipped), one line
+// in memory at a time; offsets and columns are the log's.
+void for_each_log_line(const LogSource& source, const std::function<bool(const JsonlLine&)>& visit) {
+  std::string line;
+  std::vector<char> block(1 << 16);
+  std::uint64_t offset = 0, start = 0, number = 1;
+  const auto emit = [&](bool last) {
+    std::size_t begin = start == 0 && line.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    std::size_t end = line.size();
+    if (end > begin && line[end - 1] == '\r') --end;
+    if (line.find_first_not_of(" \t", begin) >= end) return true;  // blank
+    neutralize_lone_surrogates(line.data() + begin, end - begin);
+    JsonlLine l;
+    l.number = number;
+    l.start = start;
+    l.begin = start + begin;
+    l.text = std::string_view(line).substr(begin, end - begin);
+    l.last_without_newline = last;
+    return visit(l);
+  };
+  for (std::size_t got; (got = source.read_at(offset, block.data(), block.size())) != 0; offset += got) {
+    for (std::size_t at = 0; at < got;) {
+      const char* nl = static_cast<const char*>(std::memchr(block.data() + at, '\n', got - at));
+      const std::size_t to = nl == nullptr ? got : static_cast<std::size_t>(nl - block.data());
+      line.append(block.data() + at, to - at);
+      if (nl == nullptr) break;
+      if (!emit(false)) return;
+      line.clear();
+      start = offset + to + 1;
+      ++number;
+      at = to + 1;
+    }
+  }
+  if (!line.empty()) emit(true);
+}
+
 class GeminiCliReader {
  public:
   GeminiCliReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
 
-  void run(std::string chat_log) {
-    neutralize_lone_surrogates(chat_log.data(), chat_log.size());
-    log_ = std::move(chat_log);
+  void run(const LogSource& source) {
+    source_ = &source;
     replay();
     if (!out_.ok()) return;
     if (!header_seen_) {
@@ -150,13 +247,13 @@ class GeminiCliReader {
   // G1, first pass: the log replayed as the CLI's loader does, keeping for
   // each message only where its final version is, not its text.
   void replay() {
-    const std::size_t first = log_.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-    if (first != std::string::npos && log_[first] == '{' &&
-        log_.find_first_not_of(" \t\r", first + 1) == log_.find('\n', first)) {
-      legacy();  // G12: a session-*.json written whole, pretty-printed
-      return;
-    }
-    for_each_jsonl_line(log_, [&](const JsonlLine& line) {
+    bool whole = false;
+    for_each_log_line(*source_, [&](const JsonlLine& line) {
+      if (out_.records_read == 0 && line.text.find_first_not_of(" \t") == line.text.find('{') &&
+          line.text.find_last_not_of(" \t") == line.text.find('{')) {
+        whole = true;  // G12: a session-*.json written whole, pretty-printed: "{" alone on its first line
+        return false;
+      }
       rapidjson::Document doc;
       doc.Parse(line.text.data(), line.text.size());
       if (doc.HasParseError()) {
@@ -187,6 +284,7 @@ class GeminiCliReader {
       record(doc, Slot{line.begin, line.text.size(), line.number, column, -1, false});
       return true;
     });
+    if (whole) legacy();
   }
 
   void record(const JsonValue& r, const Slot& at) {
@@ -271,8 +369,13 @@ class GeminiCliReader {
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
   void legacy() {
+    std::string text;
+    std::vector<char> block(1 << 16);
+    for (std::size_t got; (got = source_->read_at(text.size(), block.data(), block.size())) != 0;)
+      text.append(block.data(), got);
+    neutralize_lone_surrogates(text.data(), text.size());
     rapidjson::Document doc;
-    doc.Parse(log_.data(), log_.size());
+    doc.Parse(text.data(), text.size());
     if (doc.HasParseError() || !doc.IsObject() || !is_header(doc)) {
       write_.error(1, 1,
                    doc.HasParseError() ? std::string("not JSON: ") + rapidjson::GetParseError_En(doc.GetParseError())
@@ -281,14 +384,16 @@ class GeminiCliReader {
       return;
     }
     ++out_.records_read;
-    record(doc, Slot{0, log_.size(), 1, 1, -1, false});
+    record(doc, Slot{0, text.size(), 1, 1, -1, false});
   }
 
   // The message a slot names, parsed from the log (the last record parsed is kept: a list's messages follow each
   // other).
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
-      parsed_doc_.Parse(log_.data() + s.begin, s.size);
+      const std::string bytes = read_record(*source_, s.begin, s.size);
+      parsed_doc_.Parse(bytes.data(), bytes.size());
+      if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
       parsed_begin_ = s.begin;
     }
@@ -578,7 +683,7 @@ class GeminiCliReader {
 
   ReadSession& out_;
   TranscriptWriter write_;
-  std::string log_;
+  const LogSource* source_ = nullptr;
   std::vector<Slot> slots_;
   std::vector<std::string> ids_;                         // the message id of each slot
   std::unordered_map<std::string, std::size_t> places_;  // id -> its slot, while in the list
@@ -609,11 +714,19 @@ class GeminiCliReader {
 
 }  // namespace
 
-std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
+namespace {
+
+std::string convert(const LogSource& source, const std::string& file, ReadSession& out) {
   std::string text;
-  GeminiCliReader(file, text, out).run(std::move(chat_log));
+  GeminiCliReader(file, text, out).run(source);
   if (!out.ok()) text.clear();
   return text;
+}
+
+}  // namespace
+
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
+  return convert(BytesSource(std::move(chat_log)), file, out);
 }
 
 namespace {
@@ -644,7 +757,9 @@ class GeminiCliFormat final : public Reader {
   // A chat log has no tree: --leaf names an entry of the session written, as for pi's files.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
-    std::string text = convert_gemini_cli(input.read_all(), input.name(), out);
+    // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading").
+    std::string text = input.fd() >= 0 ? convert(FileSource(input.fd(), input.name()), input.name(), out)
+                                       : convert_gemini_cli(input.read_all(), input.name(), out);
     if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
     return out;
   }

@@ -206,6 +206,17 @@ TEST(GeminiCli, NoticesAndCommandsAreLeftOutAndCounted) {
   EXPECT_STREQ(e[0]["cwd"].GetString(), "/");  // no preamble, no directories: the root
 }
 
+// Reading: a BOM, CRLF endings and blank lines, as in every JSONL input.
+TEST(GeminiCli, ByteOrderMarkCrlfAndBlankLinesAreTolerated) {
+  std::string chat = "\xEF\xBB\xBF" + kHeader.substr(0, kHeader.size() - 1) + "\r\n\r\n" + user("u1", "Hi") + "\r\n" +
+                     answer("g1", "Hello.") + "\r\n";
+  const Converted s = convert(chat);
+  ASSERT_TRUE(s.ok()) << s.diagnostics[0].message;
+  const auto e = entries_of(s);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(first_text(e[2]), "Hello.");
+}
+
 // G12: an older session-*.json, one pretty-printed object.
 TEST(GeminiCli, AnOlderWholeFileIsReadToo) {
   const std::string legacy =
