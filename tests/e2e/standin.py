@@ -34,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standin_script import (anthropic_error_body, anthropic_stream, openai_error_body, parse_script, pick_reply,
                             responses_stream)
+from standin_script import chat_stream
 
 DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
 
@@ -320,6 +321,9 @@ SCRIPTED = {
     "openai-responses": (openai_error_body, lambda reply, number, body: responses_stream(
         reply, number, body.get("model", "standin"), int(time.time()), _input_tokens(body))),
 }
+# Chat Completions answers with the script too (Qwen Code's recordings).
+SCRIPTED["openai-completions"] = (openai_error_body, lambda reply, number, body: chat_stream(
+    reply, number, body.get("model", "standin"), int(time.time()), max(10, len(json.dumps(body.get("messages", ""))) // 4)))
 
 
 def judge(path, body):
