@@ -40,7 +40,7 @@ sys.path.insert(0, HERE)
 import claude_code_driver  # noqa: E402
 from claude_code_driver import load_scenario, make_sandbox, purposes, standin_script  # noqa: E402
 from scenario_driver import ScenarioError  # noqa: E402
-from standin import StandIn  # noqa: E402
+from standin import StandIn, script_chat_completions  # noqa: E402
 
 VERSION = "0.24.4"  # @qwen-code/qwen-code, pinned
 PACKAGE = "@qwen-code/qwen-code"
@@ -180,6 +180,7 @@ def main():
         print(e, file=sys.stderr)
         return 2
     cli = args.cli or install_cli(args.node_dir)
+    script_chat_completions()
     ok = True
     for scenario in scenarios:
         ok = record(scenario, cli, args.out, args.node_dir) and ok

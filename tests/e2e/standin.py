@@ -321,9 +321,13 @@ SCRIPTED = {
     "openai-responses": (openai_error_body, lambda reply, number, body: responses_stream(
         reply, number, body.get("model", "standin"), int(time.time()), _input_tokens(body))),
 }
-# Chat Completions answers with the script too (Qwen Code's recordings).
-SCRIPTED["openai-completions"] = (openai_error_body, lambda reply, number, body: chat_stream(
-    reply, number, body.get("model", "standin"), int(time.time()), max(10, len(json.dumps(body.get("messages", ""))) // 4)))
+
+
+def script_chat_completions():
+    """Lets the script answer Chat Completions too (chat_stream), for a recording of a CLI that speaks
+    it (qwen_code_driver.py); without this call Chat Completions always sends the default text."""
+    SCRIPTED["openai-completions"] = (openai_error_body, lambda reply, number, body: chat_stream(
+        reply, number, body.get("model", "standin"), int(time.time()), max(10, len(json.dumps(body.get("messages", ""))) // 4)))
 
 
 def judge(path, body):

@@ -27,7 +27,8 @@ The stand-in answers a request with the first unused reply whose `when` (if any)
 holds; without `when`, that is simply the next reply.
 
 The Anthropic Messages and OpenAI Responses streams are scripted, each in its API's own events
-(anthropic_stream, responses_stream) and error bodies, and so is Chat Completions (chat_stream).
+(anthropic_stream, responses_stream) and error bodies; Chat Completions sends the default text unless a recording asks
+for chat_stream (standin.script_chat_completions).
 """
 import base64
 import json
