@@ -18,9 +18,9 @@ namespace {
 // Q2: records Qwen Code keeps beside the conversation, never on its chain (its
 // transcript preparation leaves them out when it looks for the leaf).
 bool off_chain_subtype(const std::string& subtype) {
-  static const std::set<std::string> subtypes = {"session_artifact_event",    "session_artifact_snapshot",
-                                                 "session_sources_snapshot",  "managed_session_header_v1",
-                                                 "managed_session_event_v1",  "managed_session_commit_v1"};
+  static const std::set<std::string> subtypes = {"session_artifact_event",   "session_artifact_snapshot",
+                                                 "session_sources_snapshot", "managed_session_header_v1",
+                                                 "managed_session_event_v1", "managed_session_commit_v1"};
   return subtypes.count(subtype) != 0;
 }
 
@@ -35,15 +35,15 @@ struct Pending {
   std::string key;  // what the entry's id is made from
   std::string timestamp;
   TranscriptOrigin origin;
-  std::vector<const JsonValue*> parts;   // assistant, user: the Content parts written
-  std::string model;                     // assistant: the model that wrote it
-  const JsonValue* usage = nullptr;      // assistant: usageMetadata
-  const JsonValue* response = nullptr;   // tool result: the functionResponse
-  std::string call_id, tool_name;        // tool result
-  bool is_error = false;                 // tool result
-  std::string text;                      // compaction: the summary; user: the raw text (Q9)
-  std::uint64_t tokens_before = 0;       // compaction
-  std::string uuid;                      // the record it came from
+  std::vector<const JsonValue*> parts;  // assistant, user: the Content parts written
+  std::string model;                    // assistant: the model that wrote it
+  const JsonValue* usage = nullptr;     // assistant: usageMetadata
+  const JsonValue* response = nullptr;  // tool result: the functionResponse
+  std::string call_id, tool_name;       // tool result
+  bool is_error = false;                // tool result
+  std::string text;                     // compaction: the summary; user: the raw text (Q9)
+  std::uint64_t tokens_before = 0;      // compaction
+  std::string uuid;                     // the record it came from
 };
 
 class QwenCodeReader {
@@ -61,8 +61,10 @@ class QwenCodeReader {
     }
     const std::vector<std::size_t> chain = walk_chain(leaf);
     if (!out_.ok()) return;
-    for (std::size_t index : chain) convert(index);
-    if (!out_.ok()) return;
+    for (std::size_t index : chain) {
+      convert(index);
+      if (!out_.ok()) return;
+    }
     if (pending_.empty()) {
       write_.error(0, 0, "the chat file holds no conversation (no user, assistant or tool_result record on its chain)",
                    "a Qwen Code chat file is ~/.qwen/projects/<cwd>/chats/<session id>.jsonl");
@@ -258,7 +260,8 @@ class QwenCodeReader {
         if (id.empty()) id = made_call_id(r, p.parts.size());
         open_calls_.push_back({id, json_string(*call, "name")});
       } else {
-        write_.warn(r.line, r.column, "assistant record: a part with no text or functionCall has no pi equivalent; left out",
+        write_.warn(r.line, r.column,
+                    "assistant record: a part with no text or functionCall has no pi equivalent; left out",
                     "qwen-parts-dropped");
       }
     }
@@ -307,10 +310,11 @@ class QwenCodeReader {
     if (inline_data && inline_data->IsObject() && is_image_mime(json_string(*inline_data, "mimeType")) &&
         !json_string(*inline_data, "data").empty())
       return true;
-    std::string what = inline_data ? "inline " + json_string(*inline_data, "mimeType") + " data"
-                                   : json_member(part, "fileData") ? std::string("a file reference")
-                                                                   : std::string("a part of another kind");
-    write_.warn(r.line, r.column, r.type + " record: " + what + " cannot be sent by pi; left out", "qwen-parts-dropped");
+    std::string what = inline_data                     ? "inline " + json_string(*inline_data, "mimeType") + " data"
+                       : json_member(part, "fileData") ? std::string("a file reference")
+                                                       : std::string("a part of another kind");
+    write_.warn(r.line, r.column, r.type + " record: " + what + " cannot be sent by pi; left out",
+                "qwen-parts-dropped");
     return false;
   }
 
@@ -366,7 +370,8 @@ class QwenCodeReader {
     const JsonValue* payload = json_member(r.doc, "systemPayload");
     if (payload == nullptr || json_string(*payload, "phase") != "result" || json_true(*payload, "sentToModel")) return;
     const std::string raw = json_string(*payload, "rawCommand");
-    if (!raw.empty() && !pending_.empty() && pending_.back().kind == Pending::Kind::kUser && pending_.back().text == raw) {
+    if (!raw.empty() && !pending_.empty() && pending_.back().kind == Pending::Kind::kUser &&
+        pending_.back().text == raw) {
       pending_.pop_back();
       write_.count("qwen-command-prompts");
     }
@@ -502,8 +507,7 @@ class QwenCodeReader {
       for (const JsonValue& part : list->GetArray()) {
         if (!part.IsObject()) continue;
         const JsonValue* text = json_member(part, "text");
-        if ((text && text->IsString() && text->GetStringLength() > 0) ||
-            (!text && image_part_quiet(part)))
+        if ((text && text->IsString() && text->GetStringLength() > 0) || (!text && image_part_quiet(part)))
           parts.push_back(&part);
         else if (!text)
           write_.warn(p.origin.line, p.origin.column,
@@ -550,7 +554,7 @@ class QwenCodeReader {
   std::map<std::string, std::string> taken_ids_;
   std::set<std::string> unknown_types_;
   std::string session_id_, first_timestamp_, cwd_, title_;
-  std::string model_of_record_, last_model_;        // Q7: the record's model, else the last one seen
+  std::string model_of_record_, last_model_;  // Q7: the record's model, else the last one seen
   const JsonValue* usage_of_record_ = nullptr;
   std::size_t last_on_chain_ = SIZE_MAX;
   bool mixed_reported_ = false, seen_first_ = false;
@@ -572,7 +576,7 @@ class QwenCodeFormat final : public Reader {
   const ReaderInfo& info() const override {
     static const ReaderInfo info{"qwen-code",
                                  "Qwen Code chat file",
-                                 "records with \"uuid\", \"sessionId\" and \"provenance\", or message.parts",
+                                 "records with \"uuid\", \"sessionId\" and \"provenance\"",
                                  "Qwen Code records",
                                  "~/.qwen/projects/<sanitized cwd>/chats/<session id>.jsonl",
                                  "docs/qwen-code.md"};

@@ -42,7 +42,8 @@ std::string user(const std::string& uuid, const std::string& parent, const std::
   return rec("user", uuid, parent, R"("message":{"role":"user","parts":[{"text":")" + text + R"("}]})");
 }
 std::string model(const std::string& uuid, const std::string& parent, const std::string& parts) {
-  return rec("assistant", uuid, parent, R"("model":"qwen3-coder-plus","message":{"role":"model","parts":[)" + parts + "]}");
+  return rec("assistant", uuid, parent,
+             R"("model":"qwen3-coder-plus","message":{"role":"model","parts":[)" + parts + "]}");
 }
 std::string telemetry(const std::string& uuid, const std::string& parent) {
   return rec("system", uuid, parent, R"("subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"x"}})");
@@ -88,8 +89,8 @@ TEST(QwenCodeReader, SystemRecordsLinkTheChainButAreNotWritten) {
 
 TEST(QwenCodeReader, TheChainEndsAtTheLastRecordOrAtLeaf) {
   // Q2: a rewind leaves a branch the file still holds.
-  const std::string chat = user("u1", "", "one") + model("a1", "u1", R"({"text":"first"})") +
-                           model("a2", "u1", R"({"text":"second"})");
+  const std::string chat =
+      user("u1", "", "one") + model("a1", "u1", R"({"text":"first"})") + model("a2", "u1", R"({"text":"second"})");
   EXPECT_EQ(texts_of(convert(chat)), (std::vector<std::string>{"session", "user:one", "assistant:second"}));
   Converted left = convert(chat, "a1");
   EXPECT_TRUE(left.leaf_taken || left.ok());
@@ -115,7 +116,8 @@ TEST(QwenCodeReader, AMissingParentStartsTheConversationWithAWarning) {
 
 TEST(QwenCodeReader, FragmentsOfOneUuidAreOneMessage) {
   // Q2: Qwen Code aggregates records that share a uuid, parts in file order.
-  Converted s = convert(user("u1", "", "hi") + model("a1", "u1", R"({"text":"a"})") + model("a1", "u1", R"({"text":"b"})"));
+  Converted s =
+      convert(user("u1", "", "hi") + model("a1", "u1", R"({"text":"a"})") + model("a1", "u1", R"({"text":"b"})"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(texts_of(s), (std::vector<std::string>{"session", "user:hi", "assistant:ab"}));
 }
@@ -123,8 +125,9 @@ TEST(QwenCodeReader, FragmentsOfOneUuidAreOneMessage) {
 TEST(QwenCodeReader, ThoughtsCallsAndFailedResults) {
   const std::string chat =
       user("u1", "", "go") +
-      model("a1", "u1",
-            R"({"text":"plan","thought":true},{"text":"Let me look."},{"functionCall":{"id":"call_1","name":"run_shell_command","args":{"command":"cat x"}}})") +
+      model(
+          "a1", "u1",
+          R"({"text":"plan","thought":true},{"text":"Let me look."},{"functionCall":{"id":"call_1","name":"run_shell_command","args":{"command":"cat x"}}})") +
       rec("tool_result", "r1", "a1",
           R"("message":{"role":"user","parts":[{"functionResponse":{"id":"call_1","name":"run_shell_command","response":{"error":"Exit Code: 1"}}}]},"toolCallResult":{"callId":"call_1","status":"error"})");
   Converted s = convert(chat);
@@ -169,7 +172,8 @@ TEST(QwenCodeReader, CompressionStartsFromTheSummaryAndKeepsWhatQwenKept) {
       user("u1", "", "old") + model("a1", "u1", R"({"text":"old answer"})") + user("u2", "a1", "/compress") +
       rec("system", "c1", "u2",
           R"("subtype":"chat_compression","systemPayload":{"info":{"originalTokenCount":900},"compressedHistory":[{"role":"user","parts":[{"text":"<state_snapshot>S</state_snapshot>"}]},{"role":"model","parts":[{"text":"Got it."}]}]})") +
-      rec("system", "s1", "c1", R"("subtype":"slash_command","systemPayload":{"phase":"result","rawCommand":"/compress"})") +
+      rec("system", "s1", "c1",
+          R"("subtype":"slash_command","systemPayload":{"phase":"result","rawCommand":"/compress"})") +
       user("u3", "s1", "next");
   Converted s = convert(chat);
   ASSERT_TRUE(s.ok());
@@ -200,9 +204,10 @@ TEST(QwenCodeReader, BadInputIsAnErrorWithItsPlace) {
   Converted parts = convert(rec("user", "u1", "", R"("message":{"role":"user","parts":"hi"})"));
   ASSERT_FALSE(parts.ok());
   EXPECT_EQ(parts.diagnostics[0].line, 1u);
-  Converted mixed = convert(user("u1", "", "hi") +
-                            R"({"uuid":"u2","parentUuid":"u1","sessionId":"other","type":"user","message":{"role":"user","parts":[]}})"
-                            "\n");
+  Converted mixed = convert(
+      user("u1", "", "hi") +
+      R"({"uuid":"u2","parentUuid":"u1","sessionId":"other","type":"user","message":{"role":"user","parts":[]}})"
+      "\n");
   ASSERT_FALSE(mixed.ok());
   EXPECT_EQ(mixed.diagnostics[0].line, 2u);
   Converted empty = convert(telemetry("t1", ""));
