@@ -75,7 +75,9 @@ class QwenCodeReader {
 
  private:
   struct Record {
-    rapidjson::Document doc;  // emptied for records whose contents are never read (Q3)
+    // In pool_, one allocator for all (a Document each would hold a 64 KiB
+    // chunk per record); null for records whose contents are never read (Q3).
+    JsonValue doc;
     std::uint64_t line = 0, column = 0;
     std::string type, subtype, uuid, parent;
   };
@@ -115,7 +117,7 @@ class QwenCodeReader {
         rec.subtype != "custom_title")
       rec.doc.SetObject();
     else
-      rec.doc = std::move(r.doc);
+      rec.doc.CopyFrom(r.doc, pool_);
     const std::size_t index = records_.size();
     auto& fragments = by_uuid_[rec.uuid];
     fragments.push_back(index);  // Q2: records sharing a uuid are one record's fragments
@@ -547,7 +549,8 @@ class QwenCodeReader {
   const std::string& file_;
   ReadSession& out_;
   TranscriptWriter write_;
-  std::deque<Record> records_;  // pending entries point into their documents
+  rapidjson::MemoryPoolAllocator<> pool_;  // the records' values: freed with the reader
+  std::deque<Record> records_;             // pending entries point into their values
   std::vector<Pending> pending_;
   std::unordered_map<std::string, std::vector<std::size_t>> by_uuid_;  // uuid -> its fragments, in file order
   std::vector<std::pair<std::string, std::string>> open_calls_;        // (call id, tool name) not yet answered
