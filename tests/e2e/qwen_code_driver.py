@@ -38,8 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import claude_code_driver  # noqa: E402
-from claude_code_driver import load_scenario, make_sandbox, purposes, standin_script  # noqa: E402
-from scenario_driver import ScenarioError  # noqa: E402
+from claude_code_driver import finish, make_sandbox, purposes, scenarios_in, standin_script  # noqa: E402
 from standin import StandIn, script_chat_completions  # noqa: E402
 
 VERSION = "0.24.4"  # @qwen-code/qwen-code, pinned
@@ -151,13 +150,7 @@ def record(scenario, cli, out_dir, node_dir):
             problems.append(f"other chat files written: {[os.path.basename(o) for o in others]}")
     else:
         problems.append(f"no single chat file {sid}.jsonl under {box['home']}/.qwen/projects (found {found})")
-    with open(os.path.join(target, "conversation.json"), "w") as f:
-        json.dump(conversation, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"{name} {'failed' if problems else 'ok'} {records} records {len(conversation)} requests", flush=True)
-    for p in problems:
-        print(f"  {p}", flush=True)
-    return not problems
+    return finish(name, target, conversation, records, problems)
 
 
 def main():
@@ -168,17 +161,7 @@ def main():
     parser.add_argument("--node-dir", metavar="DIR", default=os.path.join(ROOT, "build", "pi", "node", "bin"),
                         help="node 22's bin folder, first on PATH (default: build/pi/node/bin)")
     args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
-    if args.only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
-        if len(paths) != len(set(args.only)):
-            print(f"unknown scenario among {args.only}", file=sys.stderr)
-            return 2
-    try:
-        scenarios = [load_scenario(p) for p in paths]
-    except ScenarioError as e:
-        print(e, file=sys.stderr)
-        return 2
+    scenarios = scenarios_in(SCENARIOS, args.only)
     cli = args.cli or install_cli(args.node_dir)
     script_chat_completions()
     ok = True
