@@ -24,7 +24,7 @@ bool read_pi_version_option(const std::string& text, PiVersion& version, std::st
 }
 
 std::string from_option_help() {
-  return "What the input is: " + ReaderRegistry::standard().names("|") + " (default: found from its first lines)";
+  return "What the input is: " + ReaderRegistry::standard().names(" | ") + " (default: found from its first lines)";
 }
 
 bool read_from_option(const std::string& text, std::string& error) {

@@ -14,6 +14,7 @@ const Reader& pi_events_reader();      // pi_events_reader.cc
 const Reader& claude_code_reader();    // claude_code_reader.cc
 const Reader& codex_reader();          // codex_reader.cc
 const Reader& gemini_cli_reader();     // gemini_cli_reader.cc
+const Reader& qwen_code_reader();      // qwen_code_reader.cc
 
 // The session text a transcript stands for (its origins, findings and
 // counts in `out`); empty when it cannot be read. `file` names the
@@ -24,5 +25,8 @@ std::string convert_claude_code(std::string transcript, const std::string& file,
                                 ReadSession& out);
 std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out);
 std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out);
+// A Qwen Code chat file is a chain of records: the chain written ends at the
+// record whose uuid is `leaf`, or by default at the file's last record.
+std::string convert_qwen_code(std::string chat, const std::string& file, const std::string& leaf, ReadSession& out);
 
 }  // namespace pihydrate

@@ -15,6 +15,7 @@ const ReaderRegistry& ReaderRegistry::standard() {
     r.add(claude_code_reader());
     r.add(codex_reader());
     r.add(gemini_cli_reader());
+    r.add(qwen_code_reader());
     return r;
   }();
   return registry;

@@ -93,6 +93,17 @@ Both sides:
   N20 Gemini CLI: a functionResponse has no error flag (a failed command says "Exit Code: N" only in
       its output), so a result's isError is not compared, as N10; its text is response.output (or
       response.error), compared as is. Thought parts are thinking (N15): the CLI sends none back.
+  N21 Qwen Code: a text block that is one whole <system-reminder>...</system-reminder> is left out: the
+      CLI adds them to the user's message for every request (the skills it offers, the current date);
+      its chat file does not hold them. The system message is left out as N5's developer messages.
+  N22 Qwen Code: a tool result's isError is not compared: a Chat Completions tool message has no such
+      field (a failed command says "Exit Code: 1" in its text, which is compared). Thinking is the
+      assistant message's reasoning_content.
+  N23 Qwen Code's compression summary is the <state_snapshot> body of the scripted one (N16 takes it as
+      the <summary> body of Claude Code's).
+  N24 Qwen Code: the user text "(attached media from previous tool call)" is left out: the CLI sends a tool
+      result's images in a user message after the tool messages (a Chat Completions tool message is
+      text), with this text before them; the images themselves follow the result as image items (N13).
   N18 The results of one reply's parallel calls (a run of result items) compare in any order: the APIs
       pair a result with its call by id, so their order is not part of the conversation; pi sends
       them in call order (its pairing, docs/hydrate.md), Claude Code in the order the tools finished.
@@ -123,6 +134,8 @@ from standin_script import parse_script, pick_reply  # noqa: E402
 
 TRANSCRIPTS = {"claude-code": "transcript.jsonl", "codex": "rollout.jsonl", "gemini-cli": "session.jsonl"}
 APIS = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "anthropic-messages"}
+TRANSCRIPTS["qwen-code"] = "transcript.jsonl"  # Qwen Code's chat file (qwen_code_driver.py)
+APIS["qwen-code"] = "openai-completions"  # it spoke Chat Completions, and pi resumes over it
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
@@ -226,6 +239,48 @@ def from_anthropic(messages):
                     out.add(_item("user", text=text))
             elif kind == "image":
                 out.add(_item("image", mediaType=(b.get("source") or {}).get("media_type")))
+    return out.items
+
+
+# ---- Qwen Code (OpenAI Chat Completions)
+
+QWEN_SPLIT_MEDIA = "(attached media from previous tool call)"
+
+
+def from_chat(messages):
+    out = Builder()
+    for m in messages:
+        role, content = m.get("role"), m.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        if role in ("system", "developer"):
+            continue  # N21
+        if role == "assistant":
+            out.think(m.get("reasoning_content"))
+            for p in parts:
+                if p.get("type") == "text":
+                    out.add(_item("assistant", text=_text(p.get("text"))))
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                try:
+                    arguments = json.loads(fn.get("arguments") or "{}")
+                except ValueError:
+                    arguments = fn.get("arguments")
+                out.add(_item("call", name=fn.get("name"), arguments=arguments))
+            continue
+        texts = [p.get("text", "") for p in parts if p.get("type") == "text"]
+        images = [_item("image", mediaType=_media_of_data_url((p.get("image_url") or {}).get("url")))
+                  for p in parts if p.get("type") == "image_url"]
+        if role == "tool":
+            out.add(_item("result", text=_text("\n".join(texts)), isError=None))  # N22, N13
+            for image in images:
+                out.add(image)
+            continue
+        for p in parts:
+            if p.get("type") == "text":
+                if not REMINDER.match(_text(p.get("text"))) and _text(p.get("text")) != QWEN_SPLIT_MEDIA:  # N21, N24
+                    out.add(_item("user", text=_text(p.get("text"))))
+            elif p.get("type") == "image_url":
+                out.add(_item("image", mediaType=_media_of_data_url((p.get("image_url") or {}).get("url"))))
     return out.items
 
 
@@ -336,7 +391,7 @@ def reply_items(reply, agent):
 
 def summary_core(summary):
     """The text of a scripted summary the CLI passes on: its <summary> body if it has one (N16)."""
-    m = re.search(r"<summary>(.*)</summary>", summary, re.S)
+    m = re.search(r"<summary>(.*)</summary>", summary, re.S) or re.search(r"<state_snapshot>(.*)</state_snapshot>", summary, re.S)  # N23
     return _text(m.group(1) if m else summary)
 
 
@@ -375,6 +430,8 @@ def standin_side(agent, conversation, scenario):
     request = accepted[last]
     items = from_anthropic(request["messages"]) if "messages" in request else \
         from_gemini(request["contents"]) if "contents" in request else from_responses(request.get("input") or [])
+    if agent == "qwen-code":
+        items = from_chat(request["messages"])
     if picked[last] is None:
         return None, f"no scripted reply for request {request['seq']}"
     items += reply_items(replies[picked[last]], agent)

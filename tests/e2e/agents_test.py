@@ -278,5 +278,36 @@ class Comparison(unittest.TestCase):
         self.assertTrue(any("not seen any more" in p for p in problems))
 
 
+class QwenCodeSide(unittest.TestCase):
+    """Chat Completions as Qwen Code sends it (N21-N24)."""
+
+    MESSAGES = [
+        {"role": "system", "content": "You are Qwen Code."},
+        {"role": "user", "content": [{"type": "text", "text": REMINDER}, {"type": "text", "text": "Look."}]},
+        {"role": "assistant", "content": "Reading.", "reasoning_content": "Two calls.",
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"p\": 1}"}},
+                        {"id": "call_2", "type": "function", "function": {"name": "run_shell_command", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Image overview: 1x1"},
+        {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": "Exit Code: 1"}]},
+        {"role": "user", "content": [{"type": "text", "text": "(attached media from previous tool call)"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + PNG}}]},
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "user", "content": "Thanks."},
+    ]
+
+    def test_conversation(self):
+        self.assertEqual(agents.from_chat(self.MESSAGES), [
+            user("Look."), dict(assistant("Reading."), thinking="Two calls."), call("read_file", {"p": 1}),
+            call("run_shell_command", {}), result("Image overview: 1x1", None), result("Exit Code: 1", None),
+            {"kind": "image", "mediaType": "image/jpeg"}, user("Thanks.")])
+
+    def test_a_users_own_text_is_kept(self):
+        messages = [{"role": "user", "content": [{"type": "text", "text": "Look at <system-reminder> in my text"}]}]
+        self.assertEqual(agents.from_chat(messages), [user("Look at <system-reminder> in my text")])
+
+    def test_state_snapshot_is_the_summary(self):
+        self.assertEqual(agents.summary_core("<analysis>x</analysis>\n<state_snapshot>\nS.\n</state_snapshot>"), "S.")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -230,6 +230,12 @@ def record(scenario, cli, out_dir):
     others = sorted(set(glob.glob(os.path.join(project, "*.jsonl"))) - {transcript})
     if others:
         problems.append(f"other transcripts written: {[os.path.basename(o) for o in others]}")
+    return finish(name, target, conversation, records, problems)
+
+
+def finish(name, target, conversation, records, problems):
+    """Writes conversation.json into `target` and prints the scenario's line and its problems; True when
+    there are none. The drivers of other CLIs end a recording the same way."""
     with open(os.path.join(target, "conversation.json"), "w") as f:
         json.dump(conversation, f, indent=1, ensure_ascii=False)
         f.write("\n")
@@ -239,23 +245,29 @@ def record(scenario, cli, out_dir):
     return not problems
 
 
+def scenarios_in(folder, only):
+    """The scenarios of `folder` (all, or those `only` names), loaded and checked; exits 2 when `only`
+    names one that is not there or a scenario is wrong."""
+    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
+    if only:
+        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in only]
+        if len(paths) != len(set(only)):
+            print(f"unknown scenario among {only}", file=sys.stderr)
+            sys.exit(2)
+    try:
+        return [load_scenario(p) for p in paths]
+    except ScenarioError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--out", metavar="DIR", default=RECORDED)
     parser.add_argument("--cli", metavar="PATH", help=f"the claude executable (default: {PACKAGE}@{VERSION} from npm)")
     args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
-    if args.only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
-        if len(paths) != len(set(args.only)):
-            print(f"unknown scenario among {args.only}", file=sys.stderr)
-            return 2
-    try:
-        scenarios = [load_scenario(p) for p in paths]
-    except ScenarioError as e:
-        print(e, file=sys.stderr)
-        return 2
+    scenarios = scenarios_in(SCENARIOS, args.only)
     cli = args.cli or install_cli()
     ok = True
     for scenario in scenarios:

@@ -36,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standin_script import (anthropic_error_body, anthropic_stream, openai_error_body, parse_script, pick_reply,
                             responses_stream)
+from standin_script import chat_stream
 
 DEFAULT_REPLY = "Resumed: the stand-in read the whole conversation."
 
@@ -454,6 +455,13 @@ SCRIPTED = {
     "gemini-whole": (lambda status, message: _gemini_error(message, status), lambda reply, number, body: gemini_whole(
         reply, number, body.get("model", "standin"), _gemini_input_tokens(body))),
 }
+
+
+def script_chat_completions():
+    """Lets the script answer Chat Completions too (chat_stream), for a recording of a CLI that speaks
+    it (qwen_code_driver.py); without this call Chat Completions always sends the default text."""
+    SCRIPTED["openai-completions"] = (openai_error_body, lambda reply, number, body: chat_stream(
+        reply, number, body.get("model", "standin"), int(time.time()), max(10, len(json.dumps(body.get("messages", ""))) // 4)))
 
 
 def judge(path, body):

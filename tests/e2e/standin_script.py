@@ -27,7 +27,8 @@ The stand-in answers a request with the first unused reply whose `when` (if any)
 holds; without `when`, that is simply the next reply.
 
 The Anthropic Messages and OpenAI Responses streams are scripted, each in its API's own events
-(anthropic_stream, responses_stream) and error bodies; Chat Completions always sends the default text.
+(anthropic_stream, responses_stream) and error bodies; Chat Completions sends the default text unless a recording asks
+for chat_stream (standin.script_chat_completions).
 """
 import base64
 import json
@@ -301,3 +302,40 @@ def responses_stream(reply, number, model, created_at=0, input_tokens=10):
     usage = {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": deltas,
              "output_tokens_details": {"reasoning_tokens": reasoning_tokens}, "total_tokens": input_tokens + deltas}
     yield event("response.completed", response={**response, "status": "completed", "output": output, "usage": usage})
+
+
+def chat_stream(reply, number, model, created=0, prompt_tokens=10):
+    """The reply as OpenAI Chat Completions streams it: `data:` chunks without event names, in order
+    (the role, reasoning_content deltas for thinking as OpenAI-compatible servers send it, content
+    deltas, one tool_calls delta per call with its whole arguments, the finish reason, a usage chunk,
+    then [DONE]). Call ids are function_call_id's. A reply that fails half-way stops in its text
+    (after an error chunk for fail="error_event"); the caller then closes the connection."""
+    base = {"id": f"chatcmpl-standin-{number:02d}", "object": "chat.completion.chunk", "created": created, "model": model}
+
+    def chunk(delta, finish=None):
+        return b"data: " + json.dumps({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).encode() + b"\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    deltas = 0
+    if reply["thinking"] is not None:
+        for piece in _pieces(reply["thinking"]):
+            deltas += 1
+            yield chunk({"reasoning_content": piece})
+    if reply["text"] is not None:
+        pieces = _pieces(reply["text"], reply["deltas"])
+        for n, piece in enumerate(pieces):
+            if reply["fail"] and n == max(1, len(pieces) // 2):
+                if reply["fail"] == "error_event":
+                    error = openai_error_body(500, reply["error"] or "The server had an error")
+                    yield b"data: " + json.dumps(error).encode() + b"\n\n"
+                return
+            deltas += 1
+            yield chunk({"content": piece})
+    for k, call in enumerate(reply["tool_calls"]):
+        deltas += 1
+        yield chunk({"tool_calls": [{"index": k, "id": function_call_id(number, k), "type": "function",
+                                     "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}]})
+    yield chunk({}, "tool_calls" if reply["tool_calls"] else "stop")
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": deltas, "total_tokens": prompt_tokens + deltas}
+    yield b"data: " + json.dumps({**base, "choices": [], "usage": usage}).encode() + b"\n\n"
+    yield b"data: [DONE]\n\n"

@@ -627,6 +627,40 @@ class GeminiTest(unittest.TestCase):
                            "function call parts of the function call turn."})
             verdicts = [(r["api"], r["status"], r["rule"]) for r in standin.requests()]
         self.assertEqual(verdicts, [("gemini", 200, None), ("gemini", 400, "response-count")])
+def chat_chunks(data):
+    """The data of each chunk of a Chat Completions stream, parsed, and "[DONE]" as it is."""
+    payloads = [b.strip()[len("data: "):] for b in data.split("\n\n") if b.strip()]
+    return [p if p == "[DONE]" else json.loads(p) for p in payloads]
+
+
+class ChatScriptTest(unittest.TestCase):
+    """After script_chat_completions, Chat Completions streams the script's replies as OpenAI-compatible
+    servers do (reasoning_content, tool_calls), for the Qwen Code recordings."""
+
+    def setUp(self):
+        import standin
+        standin.script_chat_completions()
+        self.addCleanup(standin.SCRIPTED.pop, "openai-completions")
+
+    def test_thinking_text_and_calls(self):
+        reply = {"thinking": "Plan it.", "text": "Two calls.", "tool_calls": [{"name": "ls", "arguments": {"a": 1}},
+                                                                                 {"name": "cat", "arguments": {}}]}
+        with StandIn(script=[reply, "Plain."]) as server:
+            first = chat_chunks(ServerTest.post(self, server.port, "/v1/chat/completions", GOOD_CHAT)[2])
+            second = chat_chunks(ServerTest.post(self, server.port, "/v1/chat/completions", GOOD_CHAT)[2])
+            self.assertEqual(server.unused_replies(), [])
+        deltas = [c["choices"][0]["delta"] for c in first if isinstance(c, dict) and c.get("choices")]
+        self.assertEqual("".join(d.get("reasoning_content", "") for d in deltas), "Plan it.")
+        self.assertEqual("".join(d.get("content") or "" for d in deltas), "Two calls.")
+        calls = [c for d in deltas for c in d.get("tool_calls", [])]
+        self.assertEqual([(c["index"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls],
+                         [(0, "ls", {"a": 1}), (1, "cat", {})])
+        self.assertNotEqual(calls[0]["id"], calls[1]["id"])
+        self.assertEqual([c["choices"][0]["finish_reason"] for c in first if isinstance(c, dict) and c.get("choices")][-1],
+                         "tool_calls")
+        self.assertEqual(first[-1], "[DONE]")
+        texts = [c["choices"][0]["delta"].get("content") or "" for c in second if isinstance(c, dict) and c.get("choices")]
+        self.assertEqual("".join(texts), "Plain.")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace pihydrate;
   if (size == 0) return 0;
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  // The first byte picks the reader, so one corpus feeds them all: bit 2 Gemini CLI, else bit 0.
+  // The first byte picks the reader, so one corpus feeds them all: bit 3
+  // Qwen Code, else bit 2 Gemini CLI, else bit 0 Claude Code or Codex; bit 1
+  // asks for a --leaf.
   ReadSession converted;
-  const std::string session = (data[0] & 4) != 0 ? convert_gemini_cli(bytes, "fuzz", converted)
-                              : (data[0] & 1) != 0
-                                  ? convert_claude_code(bytes, "fuzz", (data[0] & 2) != 0 ? "u1" : "", converted)
-                                  : convert_codex(bytes, "fuzz", converted);
+  const std::string leaf = (data[0] & 2) != 0 ? "u1" : "";
+  const std::string session = (data[0] & 8) != 0   ? convert_qwen_code(bytes, "fuzz", leaf, converted)
+                              : (data[0] & 4) != 0 ? convert_gemini_cli(bytes, "fuzz", converted)
+                              : (data[0] & 1) != 0 ? convert_claude_code(bytes, "fuzz", leaf, converted)
+                                                   : convert_codex(bytes, "fuzz", converted);
   (void)ReaderRegistry::standard().choose(make_input_head(bytes, true));
   if (!converted.ok()) return 0;
   auto source = make_memory_source(session);

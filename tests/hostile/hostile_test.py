@@ -1096,6 +1096,43 @@ def cases(S):
             f.write((g_answer("last") + "\n").encode())
         return p
     add("gemini-many-rewrites", "gemini-cli", "session", lambda d: S.shared("gemini-rewrites.jsonl", g_many_rewrites), 0)
+    # ---- 18. Qwen Code chat files (docs/qwen-code.md): records linked by uuid/parentUuid -------------
+    def qrec(uuid, parent, kind="user", rest=None):
+        record = {"uuid": uuid, "parentUuid": parent, "sessionId": "q-1", "timestamp": TS, "type": kind,
+                  "provenance": "real_user", "cwd": cwd, "version": "0.24.4"}
+        record.update(rest if rest is not None else {"message": {"role": "user", "parts": [{"text": "hi " + str(uuid)}]}})
+        return json.dumps(record)
+
+    qbase = [qrec("q1", None), qrec("q2", "q1", "assistant", {"model": "m", "message": {"role": "model", "parts": [{"text": "hello"}]}})]
+    add("qwen-cut-off-last-line", "qwen", "session", sess(qbase + [qrec("q3", "q2")[:40]], False), 0, ["PH606"])
+    def error_at_line(line):  # a --session run reports on stderr, FILE:LINE:COL: error: ... [CODE]
+        def check(d, inp, out, stdout, stderr, diags):
+            text = stderr.decode("utf-8", "replace")
+            return None if re.search(rf"in\.jsonl:{line}:\d+: error: .*\[PH605\]", text) else \
+                f"no PH605 error at line {line}: {first_lines(text)}"
+        return check
+    add("qwen-cut-in-the-middle", "qwen", "session", sess(qbase[:1] + [qrec("q3", "q1")[:40]] + qbase[1:]), 1,
+        ["PH605"], check=error_at_line(2))
+    add("qwen-parts-not-a-list", "qwen", "session",
+        sess(qbase + [qrec("q3", "q2", "user", {"message": {"role": "user", "parts": "hi"}})]), 1, ["PH605"])
+    add("qwen-uuid-a-number", "qwen", "session", sess([qrec(7, None)] + qbase[1:]), 0, ["PH606"])
+    add("qwen-two-record-loop", "qwen", "session", sess([qrec("q1", "q2"), qbase[1]]), 1, ["PH605"])
+    add("qwen-own-parent", "qwen", "session", sess([qrec("q1", "q1")]), 1, ["PH605"])
+
+    def qwen_chain(n, loop):
+        def make(p):
+            with open(p, "w") as f:
+                for i in range(n):
+                    parent = f"q{i - 1}" if i else (f"q{n - 1}" if loop else None)
+                    f.write(qrec(f"q{i}", parent) + "\n")
+            return p
+        return make
+    add("qwen-loop-over-100k-records", "qwen", "session",
+        lambda d: qwen_chain(100000, True)(os.path.join(d, "in.jsonl")), 1, ["PH605"])
+    add("qwen-chain-of-100k-records", "qwen", "session",
+        lambda d: qwen_chain(100000, False)(os.path.join(d, "in.jsonl")), 0)
+    add("qwen-garbage-read-as-qwen", "qwen", "session", raw(bytes(range(256)) * 64), 1, ["PH605"],
+        extra=("--from", "qwen-code"))
     return C
 
 
