@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code, Codex and Gemini CLI sessions, converted: what pi sends from them, against what the real CLI sent.
+"""Claude Code, Codex, Gemini CLI and Qwen Code sessions, converted: what pi sends from them, against what the real CLI sent.
 
   agents.py --pi-hydrate BIN [--pi-dest DIR] [--no-pi] [--only NAME] [--jobs N] [--keep DIR]
 
