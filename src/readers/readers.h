@@ -13,6 +13,7 @@ const Reader& thread_export_reader();  // thread_export_reader.cc
 const Reader& pi_events_reader();      // pi_events_reader.cc
 const Reader& claude_code_reader();    // claude_code_reader.cc
 const Reader& codex_reader();          // codex_reader.cc
+const Reader& opencode_reader();       // opencode_reader.cc
 
 // The session text a transcript stands for (its origins, findings and
 // counts in `out`); empty when it cannot be read. `file` names the
