@@ -89,16 +89,6 @@ const char* stop_reason_of(const std::string& finish, bool has_calls) {
   return "stop";
 }
 
-// A data: URL's media type and base64 payload, or false.
-bool split_data_url(std::string_view url, std::string& mime, std::string& data) {
-  if (url.rfind("data:", 0) != 0) return false;
-  const std::size_t semi = url.find(";base64,");
-  if (semi == std::string_view::npos) return false;
-  mime.assign(url.substr(5, semi - 5));
-  data.assign(url.substr(semi + 8));
-  return !data.empty();
-}
-
 class OpencodeConverter {
  public:
   OpencodeConverter(const std::string& file, std::string& text, ReadSession& out)
