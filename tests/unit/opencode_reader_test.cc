@@ -194,6 +194,24 @@ std::string wal_only_database(const TempDir& dir, const std::function<void(Db&)>
   return dir.path + "/opencode.db";
 }
 
+// One session, one small conversation.
+std::string one_session_database(const TempDir& dir) {
+  return wal_only_database(dir, [](Db& db) {
+    db.session("ses_a", 1795846000001);
+    conversation(db, "ses_a", "hello");
+  });
+}
+
+// Two sessions: ses_old ("first") and, updated later, ses_new ("second").
+std::string two_session_database(const TempDir& dir) {
+  return wal_only_database(dir, [](Db& db) {
+    db.session("ses_old", 1795846000001, "Old one");
+    conversation(db, "ses_old", "first");
+    db.session("ses_new", 1795846099999, "New one");
+    conversation(db, "ses_new", "second");
+  });
+}
+
 TEST(OpenCode, BidsOnTheSqliteMagicAndOnAnExport) {
   const auto format_of = [](const std::string& head) {
     const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, false));
@@ -209,12 +227,7 @@ TEST(OpenCode, BidsOnTheSqliteMagicAndOnAnExport) {
 // files and the folder are the same afterwards, byte for byte.
 TEST(OpenCode, ReadsTheWalAndLeavesTheFilesAsTheyWere) {
   TempDir dir;
-  const std::string path = wal_only_database(dir, [](Db& db) {
-    db.session("ses_old", 1795846000001, "Old one");
-    conversation(db, "ses_old", "first");
-    db.session("ses_new", 1795846099999, "New one");
-    conversation(db, "ses_new", "second");
-  });
+  const std::string path = two_session_database(dir);
   ASSERT_GT(bytes_of(path + "-wal").size(), 0u);
   const auto before = snapshot(dir.path);
   const Converted c = read_file(path);
@@ -234,10 +247,7 @@ TEST(OpenCode, ReadsTheWalAndLeavesTheFilesAsTheyWere) {
 // O1: a folder nobody may write to (as root too, nothing is written: the listing is the same).
 TEST(OpenCode, ReadsFromAFolderThatCannotBeWritten) {
   TempDir dir;
-  const std::string path = wal_only_database(dir, [](Db& db) {
-    db.session("ses_a", 1795846000001);
-    conversation(db, "ses_a", "hello");
-  });
+  const std::string path = one_session_database(dir);
   ASSERT_EQ(::chmod(dir.path.c_str(), 0555), 0);
   ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
   ASSERT_EQ(::chmod((path + "-wal").c_str(), 0444), 0);
@@ -251,12 +261,7 @@ TEST(OpenCode, ReadsFromAFolderThatCannotBeWritten) {
 // O1: --leaf names a session; an id the database lacks lists them.
 TEST(OpenCode, LeafNamesTheSession) {
   TempDir dir;
-  const std::string path = wal_only_database(dir, [](Db& db) {
-    db.session("ses_old", 1795846000001, "Old one");
-    conversation(db, "ses_old", "first");
-    db.session("ses_new", 1795846099999, "New one");
-    conversation(db, "ses_new", "second");
-  });
+  const std::string path = two_session_database(dir);
   const Converted old = read_file(path, "ses_old");
   ASSERT_TRUE(old.read.ok()) << messages_of(old);
   EXPECT_EQ(old.read.session_id, "ses_old");
@@ -351,10 +356,7 @@ TEST(OpenCode, CompactionAndRevert) {
 // O1: what is not an OpenCode database SQLite can read is PH605, never a crash.
 TEST(OpenCode, CorruptDatabasesAreErrors) {
   TempDir dir;
-  const std::string good = wal_only_database(dir, [](Db& db) {
-    db.session("ses_a", 1795846000001);
-    conversation(db, "ses_a", "hello");
-  });
+  const std::string good = one_session_database(dir);
   // Checkpointed into the main file, so that cutting it loses rows.
   {
     sqlite3* db = nullptr;
