@@ -46,6 +46,7 @@ void print_usage(std::ostream& out) {
          "s.jsonl\n"
       << "  Without -o the session goes where pi looks ($PI_CODING_AGENT_SESSION_DIR, else\n"
       << "  $PI_CODING_AGENT_DIR/sessions/--<cwd>--/) and its path is printed: `pi --continue` finds it.\n"
+      << "  FILE may be - (standard input) here and in every command below.\n"
       << "\n"
       << "Other commands:\n";
   for (const Command& c : kCommands) {

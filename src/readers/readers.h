@@ -13,6 +13,7 @@ const Reader& thread_export_reader();  // thread_export_reader.cc
 const Reader& pi_events_reader();      // pi_events_reader.cc
 const Reader& claude_code_reader();    // claude_code_reader.cc
 const Reader& codex_reader();          // codex_reader.cc
+const Reader& gemini_cli_reader();     // gemini_cli_reader.cc
 const Reader& opencode_reader();       // opencode_reader.cc
 
 // The session text a transcript stands for (its origins, findings and
@@ -23,5 +24,6 @@ const Reader& opencode_reader();       // opencode_reader.cc
 std::string convert_claude_code(std::string transcript, const std::string& file, const std::string& leaf,
                                 ReadSession& out);
 std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out);
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out);
 
 }  // namespace pihydrate

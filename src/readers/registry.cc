@@ -14,6 +14,7 @@ const ReaderRegistry& ReaderRegistry::standard() {
     r.add(pi_events_reader());
     r.add(claude_code_reader());
     r.add(codex_reader());
+    r.add(gemini_cli_reader());
     r.add(opencode_reader());
     return r;
   }();

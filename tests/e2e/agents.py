@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code and Codex sessions, converted: what pi sends from them, against what the real CLI sent.
+"""Claude Code, Codex and Gemini CLI sessions, converted: what pi sends from them, against what the real CLI sent.
 
   agents.py --pi-hydrate BIN [--pi-dest DIR] [--no-pi] [--only NAME] [--jobs N] [--keep DIR]
 
@@ -86,11 +86,18 @@ Both sides:
       stand-in's.
   N17 Call ids are not compared (a call's place in the list says which call it is, and results follow
       in the order each side sends them).
+  N19 Gemini CLI: a user text that starts with <session_context> is left out: the CLI's preamble (date,
+      operating system, its temporary directory, a listing of the workspace), written afresh for each
+      session and merged into the first user turn; pi sends its own system prompt
+      (pi-hydrate: gemini-cli-session-context-dropped).
+  N20 Gemini CLI: a functionResponse has no error flag (a failed command says "Exit Code: N" only in
+      its output), so a result's isError is not compared, as N10; its text is response.output (or
+      response.error), compared as is. Thought parts are thinking (N15): the CLI sends none back.
   N18 The results of one reply's parallel calls (a run of result items) compare in any order: the APIs
       pair a result with its call by id, so their order is not part of the conversation; pi sends
       them in call order (its pairing, docs/hydrate.md), Claude Code in the order the tools finished.
 OpenCode (Anthropic Messages through the AI SDK; N1-N4 and N11 apply to its requests too):
-  N19 OpenCode: a compaction is sent as its question, the user text "What did we do so far?", and the
+  N21 OpenCode: a compaction is sent as its question, the user text "What did we do so far?", and the
       summary as an assistant text (docs/opencode.md O8); pi sends the summary in its own wrapper as a
       user text. The stand-in side's summary is the assistant item holding the scripted summary, the
       question before it is left out, and it matches pi's summary item by containment (N16).
@@ -119,8 +126,8 @@ from resume import PI_VERSIONS, World  # noqa: E402
 from standin import DEFAULT_REPLY, StandIn  # noqa: E402
 from standin_script import parse_script, pick_reply  # noqa: E402
 
-TRANSCRIPTS = {"claude-code": "transcript.jsonl", "codex": "rollout.jsonl"}
-APIS = {"claude-code": "anthropic-messages", "codex": "openai-responses"}
+TRANSCRIPTS = {"claude-code": "transcript.jsonl", "codex": "rollout.jsonl", "gemini-cli": "session.jsonl"}
+APIS = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "anthropic-messages"}
 TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/opencode.md)
 APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
@@ -294,6 +301,34 @@ def from_responses(items):
     return out.items
 
 
+# ---- Gemini CLI (Gemini generateContent)
+
+def from_gemini(contents):
+    out = Builder()
+    for c in contents:
+        model = c.get("role") == "model"
+        for part in c.get("parts") or []:
+            if part.get("thought"):
+                out.think(part.get("text"))
+            elif "functionCall" in part:
+                call = part["functionCall"]
+                out.add(_item("call", name=call.get("name"), arguments=call.get("args") or {}))
+            elif "functionResponse" in part:
+                response = part["functionResponse"].get("response") or {}
+                text = response.get("output", response.get("error")) if isinstance(response, dict) else None
+                out.add(_item("result", text=_text(text if isinstance(text, str) else json.dumps(response)),
+                              isError=None))  # N20
+            elif "inlineData" in part:
+                out.add(_item("image", mediaType=part["inlineData"].get("mimeType")))
+            elif isinstance(part.get("text"), str):
+                text = _text(part["text"])
+                if model:
+                    out.add(_item("assistant", text=text))
+                elif not text.startswith("<session_context>"):  # N19
+                    out.add(_item("user", text=text))
+    return out.items
+
+
 def reply_items(reply, agent):
     """The items of a scripted reply (standin_script: text, thinking, tool_calls)."""
     out = Builder()
@@ -317,7 +352,7 @@ OPENCODE_COMPACTION_QUESTION = "What did we do so far?"
 
 def from_summary_on(items, summaries, agent=None):
     """The items from the first one holding a scripted summary on, that one made a summary item (N16,
-    N19: OpenCode's summary is an assistant text after its question)."""
+    N21: OpenCode's summary is an assistant text after its question)."""
     kinds = ("user", "assistant") if agent == "opencode" else ("user",)
     for core in (summary_core(s) for s in summaries):
         for i, it in enumerate(items):
@@ -332,7 +367,8 @@ def replies_of(conversation, script):
     replies = parse_script([{k: v for k, v in r.items() if k != "purpose"} if isinstance(r, dict) else r for r in script])
     used, picked = set(), []
     for request in conversation:
-        body = {"messages": request["messages"]} if "messages" in request else {"input": request.get("input")}
+        body = {"messages": request["messages"]} if "messages" in request else \
+            {"contents": request["contents"]} if "contents" in request else {"input": request.get("input")}
         index = pick_reply(replies, used, body)
         if index is not None:
             used.add(index)
@@ -349,7 +385,8 @@ def standin_side(agent, conversation, scenario):
         return None, "conversation.json has no main request"
     last = mains[-1]
     request = accepted[last]
-    items = from_anthropic(request["messages"]) if "messages" in request else from_responses(request.get("input") or [])
+    items = from_anthropic(request["messages"]) if "messages" in request else \
+        from_gemini(request["contents"]) if "contents" in request else from_responses(request.get("input") or [])
     if picked[last] is None:
         return None, f"no scripted reply for request {request['seq']}"
     items += reply_items(replies[picked[last]], agent)

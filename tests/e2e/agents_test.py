@@ -110,6 +110,32 @@ class CodexSide(unittest.TestCase):
         self.assertNotEqual(compare([result("exit 1", None)], [result("exit 2", True)]), [])
 
 
+class GeminiSide(unittest.TestCase):
+    def test_conversation(self):
+        contents = [
+            {"role": "user", "parts": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"},
+                                       {"text": "What is @p.png?"}, {"inlineData": {"mimeType": "image/png", "data": PNG}}]},
+            {"role": "model", "parts": [{"text": "**Looking** at it.", "thought": True}, {"text": "Reading."},
+                                        {"functionCall": {"id": "run_1", "name": "run_shell_command", "args": {"command": "ls"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "run_1", "name": "run_shell_command",
+                                                             "response": {"output": "Output: p.png\nExit Code: 1"}}}]},
+            {"role": "model", "parts": [{"text": "A pixel."}]},
+        ]
+        self.assertEqual(agents.from_gemini(contents), [  # N19: the preamble left out
+            user("What is @p.png?"), {"kind": "image", "mediaType": "image/png"},
+            dict(assistant("Reading."), thinking="**Looking** at it."), call("run_shell_command", {"command": "ls"}),
+            result("Output: p.png\nExit Code: 1", None), assistant("A pixel.")])
+
+    def test_a_result_sent_twice_is_a_difference(self):
+        # What Gemini CLI 0.61.0 sends on resume: one call, two responses; a converted session sends one.
+        once = [{"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a"}}}]}]
+        twice = copy.deepcopy(once)
+        twice[1]["parts"].append(copy.deepcopy(twice[1]["parts"][0]))
+        self.assertNotEqual(compare(agents.from_gemini(twice), agents.from_gemini(once)), [])
+        self.assertEqual(compare(agents.from_gemini(once), [call("ls", {}), result("a", False)]), [])  # N20
+
+
 class StandinSide(unittest.TestCase):
     def test_reply_replayed_as_the_standin_picks_it(self):
         scenario = {"script": [
@@ -130,7 +156,7 @@ class StandinSide(unittest.TestCase):
                                  user("two"), dict(assistant("Second."), thinking="Hm.")])
 
     def test_opencode_summary_is_the_assistant_after_its_question(self):
-        """N19: OpenCode sends its compaction as a question and the summary as an assistant text; the
+        """N21: OpenCode sends its compaction as a question and the summary as an assistant text; the
         question is left out and the summary is the scripted text, which pi's wrapper contains."""
         scenario = {"script": [{"text": "Hello there.", "when": "Say hello."},
                                {"summary": "They greeted.", "purpose": "compaction", "when": "summary"},

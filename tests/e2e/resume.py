@@ -189,7 +189,8 @@ def header_cwd(session):
 
 def input_form(argv, folder):
     """What a golden case hydrates, for the choice of the runs that start pi for real: "session",
-    "claude-code", "codex", "thread" or "raw thread" (a thread export with pi.entry or pi.snapshot)."""
+    "claude-code", "codex", "gemini-cli", "thread" or "raw thread" (a thread export with pi.entry or
+    pi.snapshot)."""
     if "--thread" in argv:
         path = argv[argv.index("--thread") + 1]
         try:
@@ -199,7 +200,7 @@ def input_form(argv, folder):
             return "thread"
         return "raw thread" if '"pi.entry"' in text or '"pi.snapshot"' in text else "thread"
     name = os.path.basename(folder)
-    for form in ("claude-code", "codex"):
+    for form in ("claude-code", "codex", "gemini-cli"):
         if name.startswith(form + "-"):
             return form
     return "session"

@@ -7,6 +7,8 @@ It serves streaming replies for three APIs, each in that API's own event format:
   POST /v1/messages          Anthropic Messages
   POST /v1/responses         OpenAI Responses
   POST /v1/chat/completions  OpenAI Chat Completions
+  POST /v1beta/models/{model}:streamGenerateContent?alt=sse   Gemini (generateContent streamed)
+  POST /v1beta/models/{model}:generateContent, :countTokens    Gemini, not streamed (side requests)
 Before it answers, it checks the conversation the way the real APIs reject malformed ones (the
 rules below, one function each) and answers HTTP 400 with the API's own error body when a rule
 is broken. Every request is recorded (--record DIR: one JSON file per request, with the verdict),
@@ -221,6 +223,58 @@ def check_responses(body):
         raise Violation("call-without-output", f"No tool output found for function call {missing[0]}.")
 
 
+# ---------------------------------------------------------------- Gemini generateContent rules
+
+GEMINI_ROLES = ("user", "model")
+
+
+def check_gemini(body):
+    """Raises Violation for the first rule of the Gemini API's generateContent that `body` breaks."""
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise Violation("contents-present", "* GenerateContentRequest.contents: contents is not specified")
+    for i, c in enumerate(contents):
+        if not isinstance(c, dict) or c.get("role", "user") not in GEMINI_ROLES:
+            raise Violation("role", f"Please use a valid role: {', '.join(GEMINI_ROLES)}. (contents[{i}])")
+        parts = c.get("parts")
+        if not isinstance(parts, list) or not parts:
+            raise Violation("parts-present", f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty.")
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict) or not part:
+                raise Violation("part-data", f"* GenerateContentRequest.contents[{i}].parts[{j}].data: required oneof field 'data' must have one initialized field")
+            if "functionCall" in part and c.get("role") != "model":
+                raise Violation("call-role", f"contents[{i}].parts[{j}]: a function call is only allowed in a model turn")
+            if "functionResponse" in part and c.get("role", "user") != "user":
+                raise Violation("response-role", f"contents[{i}].parts[{j}]: a function response is only allowed in a user turn")
+            inline = part.get("inlineData")
+            if isinstance(inline, dict):
+                _check_base64_image(f"contents[{i}].parts[{j}].inlineData", inline.get("mimeType"), inline.get("data"))
+    _check_gemini_pairing(contents)
+
+
+def _count_parts(content, kind):
+    return sum(1 for p in content.get("parts") or [] if isinstance(p, dict) and kind in p)
+
+
+def _check_gemini_pairing(contents):
+    """A function call turn comes after a user turn or a function response turn, and the turn after it
+    answers each of its calls: as many functionResponse parts as it has functionCall parts."""
+    for i, c in enumerate(contents):
+        calls = _count_parts(c, "functionCall")
+        responses = _count_parts(c, "functionResponse")
+        if calls:
+            before = contents[i - 1] if i > 0 else None
+            if before is None or before.get("role", "user") != "user":
+                raise Violation("call-turn-order", "Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
+        if responses:
+            before = contents[i - 1] if i > 0 else {}
+            if _count_parts(before, "functionCall") != responses:
+                raise Violation("response-count", "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
+        if calls and i + 1 < len(contents):
+            if _count_parts(contents[i + 1], "functionResponse") != calls:
+                raise Violation("response-count", "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.")
+
+
 # ---------------------------------------------------------------- the three APIs
 
 class Api:
@@ -302,10 +356,86 @@ def stream_responses(body, text):
     yield event("response.completed", response={**response, "status": "completed", "output": [done_item], "usage": usage})
 
 
+def _gemini_error(message, status=400):
+    names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+             429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+    return {"error": {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}}
+
+
+def stream_gemini(body, text):
+    yield from gemini_stream({"text": text, "thinking": None, "tool_calls": [], "deltas": None, "fail": None,
+                              "error": None}, 0, "standin", _gemini_input_tokens(body))
+
+
+def gemini_stream(reply, number, model, input_tokens=10):
+    """The reply as streamGenerateContent?alt=sse sends it: one GenerateContentResponse per event, thoughts
+    first (parts with thought: true), then the text, then the function calls (no ids: the API gives
+    none), the last with finishReason STOP and the usage."""
+    def chunk(parts, finish=None, usage=None):
+        candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        data = {"candidates": [candidate], "modelVersion": model, "responseId": f"standin-gemini-{number:02d}"}
+        if usage:
+            data["usageMetadata"] = usage
+        return ("data: " + json.dumps(data) + "\r\n\r\n").encode()
+
+    outputs = 0
+    if reply["thinking"] is not None:  # one thought summary, as the API sends a short one
+        outputs += 1
+        yield chunk([{"text": reply["thinking"], "thought": True}])
+    if reply["text"] is not None:
+        pieces = _pieces(reply["text"]) if reply.get("deltas") is None else [reply["text"]]
+        for n, piece in enumerate(pieces):
+            if reply.get("fail") and n == max(1, len(pieces) // 2):
+                return
+            outputs += 1
+            yield chunk([{"text": piece}])
+    calls = [{"functionCall": {"name": c["name"], "args": c.get("arguments", {})}} for c in reply["tool_calls"]]
+    usage = {"promptTokenCount": input_tokens, "candidatesTokenCount": outputs + len(calls),
+             "totalTokenCount": input_tokens + outputs + len(calls)}
+    if reply["thinking"] is not None:
+        usage["thoughtsTokenCount"] = len(_pieces(reply["thinking"]))
+    yield chunk(calls or [{"text": ""}], "STOP", usage)
+
+
+def gemini_whole(reply, number, model, input_tokens=10):
+    """The reply as generateContent (not streamed) answers: one GenerateContentResponse, as JSON. The
+    CLI asks so for side requests (a compression's summary)."""
+    parts = []
+    if reply["thinking"] is not None:
+        parts.append({"text": reply["thinking"], "thought": True})
+    if reply["text"] is not None:
+        parts.append({"text": reply["text"]})
+    parts += [{"functionCall": {"name": c["name"], "args": c.get("arguments", {})}} for c in reply["tool_calls"]]
+    outputs = len(_pieces(reply["text"] or ""))
+    yield json.dumps({"candidates": [{"content": {"role": "model", "parts": parts or [{"text": ""}]}, "finishReason": "STOP",
+                                      "index": 0}],
+                      "usageMetadata": {"promptTokenCount": input_tokens, "candidatesTokenCount": outputs,
+                                        "totalTokenCount": input_tokens + outputs},
+                      "modelVersion": model, "responseId": f"standin-gemini-{number:02d}"}).encode()
+
+
+def _gemini_whole_default(body, text):
+    yield from gemini_whole({"text": text, "thinking": None, "tool_calls": []}, 0, "standin", _gemini_input_tokens(body))
+
+
+def _gemini_count(body, _text):
+    """countTokens: the CLI asks it for a request with media (an image) before it sends it."""
+    yield json.dumps({"totalTokens": _gemini_input_tokens(body)}).encode()
+
+
+def _gemini_input_tokens(body):
+    return max(10, len(json.dumps(body.get("contents", ""))) // 4)
+
+
 APIS = [
     Api("anthropic-messages", "/v1/messages", check_anthropic, _anthropic_error, stream_anthropic),
     Api("openai-responses", "/v1/responses", check_responses, _openai_error, stream_responses),
     Api("openai-completions", "/v1/chat/completions", check_chat, _openai_error, stream_chat),
+    Api("gemini", ":streamGenerateContent", check_gemini, _gemini_error, stream_gemini),
+    Api("gemini-whole", ":generateContent", check_gemini, _gemini_error, _gemini_whole_default),
+    Api("gemini-count", ":countTokens", check_gemini, _gemini_error, _gemini_count),
 ]
 
 
@@ -319,6 +449,10 @@ SCRIPTED = {
     "anthropic-messages": (anthropic_error_body, lambda reply, number, body: anthropic_stream(reply, number, body.get("model", "standin"))),
     "openai-responses": (openai_error_body, lambda reply, number, body: responses_stream(
         reply, number, body.get("model", "standin"), int(time.time()), _input_tokens(body))),
+    "gemini": (lambda status, message: _gemini_error(message, status), lambda reply, number, body: gemini_stream(
+        reply, number, body.get("model", "standin"), _gemini_input_tokens(body))),
+    "gemini-whole": (lambda status, message: _gemini_error(message, status), lambda reply, number, body: gemini_whole(
+        reply, number, body.get("model", "standin"), _gemini_input_tokens(body))),
 }
 
 

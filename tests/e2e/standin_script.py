@@ -90,6 +90,8 @@ def last_message_text(body):
         return _text_of(item.get("content", item.get("output")))
     if "messages" not in body and isinstance(body.get("input"), str):
         return body["input"]
+    if "messages" not in body and isinstance(body.get("contents"), list) and body["contents"]:
+        return gemini_content_text(body["contents"][-1])
     messages = body.get("messages") or [{}]
     return _text_of(messages[-1].get("content"))
 
@@ -105,6 +107,20 @@ def _text_of(content):
             texts.append(_text_of(b.get("content")))
         else:
             texts.append(b.get("text", ""))
+    return "\n".join(texts)
+
+
+def gemini_content_text(content):
+    """A Gemini content's text parts and function responses' outputs, joined (where a `when` looks)."""
+    texts = []
+    for part in content.get("parts") or [] if isinstance(content, dict) else []:
+        if not isinstance(part, dict) or part.get("thought"):
+            continue
+        response = (part.get("functionResponse") or {}).get("response")
+        if isinstance(response, dict):
+            texts.append(str(response.get("output", response.get("error", ""))))
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
     return "\n".join(texts)
 
 

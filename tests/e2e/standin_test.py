@@ -575,5 +575,59 @@ class SentTest(unittest.TestCase):
         self.assertNotEqual(sent.without_thinking_sent_as_text(loaded, same, {"Hello."}), loaded)
 
 
+GOOD_GEMINI = {"contents": [
+    {"role": "user", "parts": [{"text": "List the files."}, {"inlineData": {"mimeType": "image/png", "data": PNG_1PX}}]},
+    {"role": "model", "parts": [{"text": "Listing.", "thought": True}, {"functionCall": {"name": "ls", "args": {}}},
+                                {"functionCall": {"name": "ls", "args": {"path": "b"}}}]},
+    {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.txt"}}},
+                               {"functionResponse": {"name": "ls", "response": {"output": "b.txt"}}}]},
+    {"role": "model", "parts": [{"text": "Two files."}]},
+    {"role": "user", "parts": [{"text": "Go on."}]},
+]}
+GEMINI_PATH = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+
+
+class GeminiTest(unittest.TestCase):
+    """The Gemini route: generateContent streamed as server-sent events, with the API's pairing rule."""
+
+    def test_a_good_request_passes_and_each_rule_can_fail(self):
+        standin_module.check_gemini(GOOD_GEMINI)
+        cases = [
+            (lambda b: b["contents"][2]["parts"].append(copy.deepcopy(b["contents"][2]["parts"][0])), "response-count"),
+            (lambda b: b["contents"][2]["parts"].pop(), "response-count"),
+            (lambda b: b["contents"].pop(0), "call-turn-order"),
+            (lambda b: b["contents"][0].update(role="assistant"), "role"),
+            (lambda b: b["contents"][4].update(parts=[]), "parts-present"),
+            (lambda b: b["contents"][0]["parts"][1]["inlineData"].update(data="not base64!"), "image-base64"),
+            (lambda b: b.update(contents=[]), "contents-present"),
+        ]
+        for edit, rule in cases:
+            with self.assertRaises(Violation) as caught:
+                standin_module.check_gemini(broken(GOOD_GEMINI, edit))
+            self.assertEqual(caught.exception.rule, rule)
+
+    def test_the_route_streams_a_good_request_and_refuses_a_result_too_many(self):
+        # Gemini CLI 0.61.0's resume: the first call's result sent twice.
+        twice = broken(GOOD_GEMINI, lambda b: b["contents"][2]["parts"].append(copy.deepcopy(b["contents"][2]["parts"][0])))
+        script = [{"thinking": "Thinking it over.", "text": "Done here.", "tool_calls": [{"name": "ls", "arguments": {"path": "."}}]}]
+        with StandIn(script=script) as standin:
+            status, kind, data = ServerTest.post(None, standin.port, GEMINI_PATH, GOOD_GEMINI)
+            self.assertEqual((status, kind), (200, "text/event-stream"))
+            chunks = [json.loads(block[len("data: "):]) for block in data.split("\r\n\r\n") if block.strip()]
+            parts = [p for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+            self.assertEqual(parts[0], {"text": "Thinking it over.", "thought": True})
+            self.assertEqual("".join(p.get("text", "") for p in parts if not p.get("thought")), "Done here.")
+            self.assertEqual(parts[-1], {"functionCall": {"name": "ls", "args": {"path": "."}}})
+            self.assertEqual(chunks[-1]["candidates"][0]["finishReason"], "STOP")
+            status, _, data = ServerTest.post(None, standin.port, GEMINI_PATH, twice)
+            self.assertEqual(status, 400)
+            self.assertEqual(json.loads(data)["error"], {
+                "code": 400, "status": "INVALID_ARGUMENT",
+                "message": "Please ensure that the number of function response parts is equal to the number of "
+                           "function call parts of the function call turn."})
+            verdicts = [(r["api"], r["status"], r["rule"]) for r in standin.requests()]
+        self.assertEqual(verdicts, [("gemini", 200, None), ("gemini", 400, "response-count")])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -11,9 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace pihydrate;
   if (size == 0) return 0;
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  // The first byte picks the reader, so one corpus feeds both.
+  // The first byte picks the reader, so one corpus feeds them all: bit 2 Gemini CLI, else bit 0.
   ReadSession converted;
-  const std::string session = (data[0] & 1) != 0
+  const std::string session = (data[0] & 4) != 0 ? convert_gemini_cli(bytes, "fuzz", converted)
+                              : (data[0] & 1) != 0
                                   ? convert_claude_code(bytes, "fuzz", (data[0] & 2) != 0 ? "u1" : "", converted)
                                   : convert_codex(bytes, "fuzz", converted);
   (void)ReaderRegistry::standard().choose(make_input_head(bytes, true));

@@ -1050,7 +1050,54 @@ def cases(S):
     add("hydrate-many-malformed-lines-1M", "misc", "session", lambda d: S.shared("manybad.jsonl", many_bad_lines), 0,
         ["PH001"])
 
-    # ---- 17. OpenCode databases and exports (docs/opencode.md) ----------------------------------
+    # ---- 17. Gemini CLI chat logs (docs/gemini-cli.md): a log replayed, its results counted once ----
+    g_head = json.dumps({"sessionId": "g-1", "projectHash": "h", "startTime": "2026-11-28T06:07:22.028Z", "kind": "main"})
+
+    def g_user(mid, text):
+        return json.dumps({"id": mid, "timestamp": "2026-11-28T06:07:23.000Z", "type": "user", "content": [{"text": text}]})
+
+    def g_call(mid, cid):
+        return json.dumps({"id": mid, "type": "gemini", "content": "Looking.", "model": "gemini-2.5-pro", "toolCalls": [
+            {"id": cid, "name": "run_shell_command", "args": {"command": "ls"}, "status": "success", "result": [
+                {"functionResponse": {"id": cid, "name": "run_shell_command", "response": {"output": "Output: a"}}}]}]})
+
+    def g_answer(mid, text="Done."):
+        return json.dumps({"id": mid, "type": "gemini", "content": text, "model": "gemini-2.5-pro"})
+
+    g_base = [g_head, g_user("u1", "List the files."), g_call("g1", "c1"), g_answer("g2")]
+    gsess = lambda lines, nl=True: lambda d: write(os.path.join(d, "in.jsonl"), lines_bytes(lines, nl))  # noqa: E731
+    g_cut = g_base[2][:len(g_base[2]) // 2]
+    add("gemini-truncated-last-line", "gemini-cli", "session", gsess(g_base + [g_cut], False), 0, ["PH606"])
+    add("gemini-truncated-middle-line", "gemini-cli", "session", gsess(g_base[:2] + [g_cut] + g_base[3:]), 1, ["PH605"])
+    add("gemini-no-header", "gemini-cli", "session", gsess(g_base[1:]), 1, extra=["--from", "gemini-cli"],
+        any_codes=["PH605"])
+    add("gemini-wrong-types", "gemini-cli", "session", gsess(g_base + [
+        json.dumps({"id": "g3", "type": "gemini", "content": 7, "toolCalls": "x", "thoughts": {}}),
+        json.dumps({"id": "u2", "type": "user", "content": {"a": 1}}),
+        json.dumps({"id": 5, "type": "user"}), json.dumps({"$set": {"messages": "no"}}), json.dumps({"$rewindTo": 3}),
+        json.dumps({"id": "g4", "type": "gemini", "toolCalls": [7, {"id": 1, "args": [], "result": {"x": 1}}]}),
+        g_answer("g5")]), 0, ["PH606"])
+    # Ids do not link, so no cycle: a rewind to a message written later, a message rewound and
+    # written again, a result answering no call.
+    add("gemini-rewinds-and-rewrites", "gemini-cli", "session", gsess(g_base + [
+        json.dumps({"$rewindTo": "g9"}), g_user("u1", "Again."), json.dumps({"$rewindTo": "u1"}), g_user("u1", "Once more."),
+        g_call("g1", "c1"), json.dumps({"id": "r9", "type": "user", "content": [
+            {"functionResponse": {"id": "nowhere", "name": "x", "response": {"output": "?"}}}]}), g_answer("g2")]), 0)
+    add("gemini-rewound-to-nothing", "gemini-cli", "session",
+        gsess(g_base + [json.dumps({"$rewindTo": "not-there"})]), 1, ["PH605"])
+
+    def g_many_rewrites(p):  # one message written 200000 times, a list of 100000 set at once
+        with open(p, "wb") as f:
+            f.write(lines_bytes(g_base))
+            for i in range(200000):
+                f.write((g_answer("g2", f"version {i}") + "\n").encode())
+            f.write((json.dumps({"$set": {"messages": [json.loads(g_user(f"m{i}", "hi")) for i in range(100000)]}})
+                     + "\n").encode())
+            f.write((g_answer("last") + "\n").encode())
+        return p
+    add("gemini-many-rewrites", "gemini-cli", "session", lambda d: S.shared("gemini-rewrites.jsonl", g_many_rewrites), 0)
+
+    # ---- 18. OpenCode databases and exports (docs/opencode.md) ----------------------------------
     add("opencode-db-valid", "opencode", "session", lambda d: opencode_db(d), 0, forbid=["PH605"])
     add("opencode-db-truncated", "opencode", "session",
         lambda d: cut_file(opencode_db(d, checkpoint=True), 5000), 1, ["PH605"])

@@ -1,0 +1,775 @@
+// Gemini CLI chat log -> pi v3 session, by the rules of docs/gemini-cli.md
+// (G1-G12; the comments name them).
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "core/json_spans.h"
+#include "pihydrate/errors.h"
+#include "pihydrate/formats.h"
+#include "readers/head_record.h"
+#include "readers/jsonl_lines.h"
+#include "readers/readers.h"
+#include "readers/transcript_writer.h"
+
+namespace pihydrate {
+namespace {
+
+const char* const kHint = "a Gemini CLI chat log is ~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl";
+
+// The record kinds, tested in the order the CLI's loader tests them (G1).
+bool is_rewind(const JsonValue& r) {
+  const JsonValue* v = json_member(r, "$rewindTo");
+  return v && v->IsString();
+}
+bool is_message(const JsonValue& r) {
+  const JsonValue* v = json_member(r, "id");
+  return v && v->IsString();
+}
+bool is_metadata_update(const JsonValue& r) {
+  const JsonValue* v = json_member(r, "$set");
+  return v && v->IsObject();
+}
+bool is_header(const JsonValue& r) {
+  const JsonValue* s = json_member(r, "sessionId");
+  const JsonValue* p = json_member(r, "projectHash");
+  return s && s->IsString() && p && p->IsString();
+}
+
+// G4: what the CLI leaves out of a user message's text when it resumes:
+// nothing, a slash command, a help request, its own session preamble and hook output.
+const char* ignored_user_content(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  text = first == std::string_view::npos ? std::string_view() : text.substr(first);
+  if (text.empty()) return "gemini-cli-empty-user-messages";
+  if (text.rfind("<session_context>", 0) == 0) return "gemini-cli-session-context-dropped";
+  if (text.rfind("<hook_context>", 0) == 0) return "gemini-cli-hook-context-dropped";
+  if (text[0] == '/' || text[0] == '?') return "gemini-cli-commands-dropped";
+  return nullptr;
+}
+
+// G11: the session's directory, from the CLI's <session_context> ("- **Workspace Directories:**\n  - DIR").
+std::string workspace_of(std::string_view context) {
+  const std::string_view marker = "Workspace Directories:**\n";
+  const std::size_t at = context.find(marker);
+  if (at == std::string_view::npos) return "";
+  std::string_view rest = context.substr(at + marker.size());
+  const std::size_t dash = rest.find("- ");
+  if (dash == std::string_view::npos || rest.substr(0, dash).find_first_not_of(' ') != std::string_view::npos)
+    return "";
+  rest = rest.substr(dash + 2);
+  return std::string(rest.substr(0, rest.find('\n')));
+}
+
+// G8: the exit code a shell call's output ends with ("Exit Code: N" among
+// the lines the CLI adds after the command's output); 0 when none.
+long exit_code_of(std::string_view output) {
+  const std::string_view marker = "\nExit Code: ";
+  const std::size_t at = output.rfind(marker);
+  if (at == std::string_view::npos) return 0;
+  // Only the CLI's trailer may follow: the command's own output cannot.
+  std::string_view after = output.substr(at + marker.size());
+  const std::size_t eol = after.find('\n');
+  const long code = std::strtol(std::string(after.substr(0, eol)).c_str(), nullptr, 10);
+  for (std::size_t pos = eol; pos != std::string_view::npos && pos + 1 < after.size();) {
+    const std::string_view line = after.substr(pos + 1, after.find('\n', pos + 1) - pos - 1);
+    bool trailer = line.empty();
+    for (const char* head : {"Signal: ", "Background PIDs: ", "Process Group PGID: ", "</untrusted_context>"})
+      trailer = trailer || line.rfind(head, 0) == 0;
+    if (!trailer) return 0;
+    pos = after.find('\n', pos + 1);
+  }
+  return code;
+}
+
+// A text of a string or a list of text parts (content as the CLI keeps it).
+std::string text_of(const JsonValue* content) {
+  if (content == nullptr) return "";
+  if (content->IsString()) return std::string(content->GetString(), content->GetStringLength());
+  std::string text;
+  if (content->IsArray()) {
+    for (const JsonValue& part : content->GetArray()) {
+      if (part.IsString())
+        text.append(part.GetString(), part.GetStringLength());
+      else if (part.IsObject() && !json_true(part, "thought"))
+        text += json_string(part, "text");
+    }
+  }
+  return text;
+}
+
+std::string json_text(const JsonValue& v) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  v.Accept(w);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// An image part the model can be sent again: inlineData with an image's media type.
+bool is_image(const JsonValue& part) {
+  const JsonValue* inline_data = json_member(part, "inlineData");
+  return inline_data && json_string(*inline_data, "mimeType").rfind("image/", 0) == 0 &&
+         !json_string(*inline_data, "data").empty();
+}
+
+// Where the log is read from: its file, read in blocks and then record by
+// record at their offsets, or bytes in memory. Either way the reader holds
+// one record at a time, not the log.
+class LogSource {
+ public:
+  virtual ~LogSource() = default;
+  // Up to `n` bytes from `offset` into `out`; 0 at the end.
+  virtual std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const = 0;
+};
+
+class BytesSource final : public LogSource {
+ public:
+  explicit BytesSource(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
+    if (offset >= bytes_.size()) return 0;
+    n = std::min<std::size_t>(n, bytes_.size() - offset);
+    std::memcpy(out, bytes_.data() + offset, n);
+    return n;
+  }
+
+ private:
+  std::string bytes_;
+};
+
+class FileSource final : public LogSource {
+ public:
+  FileSource(int fd, const std::string& name) : fd_(fd), name_(name) {}
+  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
+    for (;;) {
+      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno != EINTR) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  const std::string& name_;
+};
+
+// `size` bytes from `offset`, lone UTF-16 surrogate escapes rewritten as for
+// the other inputs; fewer when the log ended (it shrank under the reader).
+std::string read_record(const LogSource& source, std::uint64_t offset, std::size_t size) {
+  std::string bytes(size, '\0');
+  std::size_t done = 0;
+  while (done < size) {
+    const std::size_t got = source.read_at(offset + done, &bytes[done], size - done);
+    if (got == 0) break;
+    done += got;
+  }
+  bytes.resize(done);
+  neutralize_lone_surrogates(bytes.data(), bytes.size());
+  return bytes;
+}
+
+// JSONL framing over a source, as for_each_jsonl_line frames a string
+// (jsonl_lines.h: LF, a CR before it, a BOM, blank lines skipped), one line
+// in memory at a time; offsets and columns are the log's.
+void for_each_log_line(const LogSource& source, const std::function<bool(const JsonlLine&)>& visit) {
+  std::string line;
+  std::vector<char> block(1 << 16);
+  std::uint64_t offset = 0, start = 0, number = 1;
+  const auto emit = [&](bool last) {
+    std::size_t begin = start == 0 && line.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    std::size_t end = line.size();
+    if (end > begin && line[end - 1] == '\r') --end;
+    if (line.find_first_not_of(" \t", begin) >= end) return true;  // blank
+    neutralize_lone_surrogates(line.data() + begin, end - begin);
+    JsonlLine l;
+    l.number = number;
+    l.start = start;
+    l.begin = start + begin;
+    l.text = std::string_view(line).substr(begin, end - begin);
+    l.last_without_newline = last;
+    return visit(l);
+  };
+  for (std::size_t got; (got = source.read_at(offset, block.data(), block.size())) != 0; offset += got) {
+    for (std::size_t at = 0; at < got;) {
+      const char* nl = static_cast<const char*>(std::memchr(block.data() + at, '\n', got - at));
+      const std::size_t to = nl == nullptr ? got : static_cast<std::size_t>(nl - block.data());
+      line.append(block.data() + at, to - at);
+      if (nl == nullptr) break;
+      if (!emit(false)) return;
+      line.clear();
+      start = offset + to + 1;
+      ++number;
+      at = to + 1;
+    }
+  }
+  if (!line.empty()) emit(true);
+}
+
+class GeminiCliReader {
+ public:
+  GeminiCliReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
+
+  void run(const LogSource& source) {
+    source_ = &source;
+    replay();
+    if (!out_.ok()) return;
+    if (!header_seen_) {
+      write_.error(0, 0, "no session header (a record with \"sessionId\" and \"projectHash\")", kHint);
+      return;
+    }
+    write_messages();
+    if (!out_.ok()) return;
+    if (!wrote_conversation_) write_.error(0, 0, "the chat log holds no conversation once replayed", kHint);
+  }
+
+ private:
+  // Where the final version of one message of the replayed list is (G1):
+  // the record's bytes in the log, and its place in a list it came in.
+  struct Slot {
+    std::size_t begin = 0, size = 0;
+    std::uint64_t line = 0, column = 0;
+    int index = -1;       // -1: the record is the message; else its index in the record's messages list
+    bool in_set = false;  // the list is the record's $set.messages (else its own messages)
+  };
+
+  // G1, first pass: the log replayed as the CLI's loader does, keeping for
+  // each message only where its final version is, not its text.
+  void replay() {
+    bool whole = false;
+    for_each_log_line(*source_, [&](const JsonlLine& line) {
+      if (out_.records_read == 0 && line.text.find_first_not_of(" \t") == line.text.find('{') &&
+          line.text.find_last_not_of(" \t") == line.text.find('{')) {
+        whole = true;  // G12: a session-*.json written whole, pretty-printed: "{" alone on its first line
+        return false;
+      }
+      rapidjson::Document doc;
+      doc.Parse(line.text.data(), line.text.size());
+      if (doc.HasParseError()) {
+        const std::uint64_t at = line.column_of(line.begin + doc.GetErrorOffset());
+        const std::string why = rapidjson::GetParseError_En(doc.GetParseError());
+        if (line.last_without_newline) {
+          write_.warn(line.number, at, "the last line is cut off (" + why + "); left out", "truncated-last-line");
+          return true;
+        }
+        write_.error(line.number, at, "not JSON: " + why, "each line of a Gemini CLI chat log is one JSON object");
+        return false;
+      }
+      const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
+      if (!doc.IsObject()) {
+        write_.error(line.number, column, "a record is a JSON object",
+                     "each line of a Gemini CLI chat log is one JSON object");
+        return false;
+      }
+      ++out_.records_read;
+      if (out_.records_read == 1 && !is_header(doc)) {
+        // G1: the CLI writes its header first, whether it starts a log or rewrites one.
+        write_.error(
+            line.number, column,
+            "a Gemini CLI chat log starts with its header (\"sessionId\", \"projectHash\"); this record is not one",
+            kHint);
+        return false;
+      }
+      record(doc, Slot{line.begin, line.text.size(), line.number, column, -1, false});
+      return true;
+    });
+    if (whole) legacy();
+  }
+
+  void record(const JsonValue& r, const Slot& at) {
+    if (is_rewind(r)) {
+      // G1: $rewindTo drops that message and all after it; an id not in the list empties it.
+      const std::string id = json_string(r, "$rewindTo");
+      auto found = places_.find(id);
+      const std::size_t from = found == places_.end() ? 0 : found->second;
+      for (std::size_t i = from; i < slots_.size(); ++i) places_.erase(ids_[i]);
+      slots_.resize(from);
+      ids_.resize(from);
+      write_.count("gemini-cli-rewinds");
+    } else if (is_message(r)) {
+      set_message(r, at);
+    } else if (is_metadata_update(r)) {
+      const JsonValue& set = *json_member(r, "$set");
+      if (const JsonValue* messages = json_member(set, "messages"); messages && messages->IsArray()) {
+        // G1: a $set holding messages replaces the whole list.
+        slots_.clear();
+        ids_.clear();
+        places_.clear();
+        Slot in_set = at;
+        in_set.in_set = true;
+        set_list(*messages, in_set);
+      }
+      metadata(set);
+    } else if (is_header(r)) {
+      // G1: the header, written again on each resume; the first one is the session's.
+      if (!header_seen_) {
+        header_seen_ = true;
+        header_line_ = at.line;
+        session_id_ = json_string(r, "sessionId");
+        start_time_ = json_string(r, "startTime");
+      }
+      metadata(r);
+      if (const JsonValue* messages = json_member(r, "messages"); messages && messages->IsArray())
+        set_list(*messages, at);
+    } else {
+      write_.warn(at.line, at.column, "a record that is none of the CLI's (header, message, $set, $rewindTo); left out",
+                  "gemini-cli-unknown-records");
+    }
+  }
+
+  void set_list(const JsonValue& messages, Slot at) {
+    for (rapidjson::SizeType i = 0; i < messages.Size(); ++i)
+      if (is_message(messages[i])) {
+        at.index = static_cast<int>(i);
+        set_message(messages[i], at);
+      }
+  }
+
+  void metadata(const JsonValue& m) {
+    if (const JsonValue* dirs = json_member(m, "directories"); dirs && dirs->IsArray() && !dirs->Empty())
+      if ((*dirs)[0].IsString()) directory_ = (*dirs)[0].GetString();
+    if (const std::string kind = json_string(m, "kind"); !kind.empty()) kind_ = kind;
+  }
+
+  // G1: a message id already in the list keeps its place and takes the new version.
+  void set_message(const JsonValue& message, const Slot& at) {
+    const std::string id = json_string(message, "id");
+    // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
+    // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
+    // message's earlier versions: a few short fields per message, not its text.
+    Earlier& earlier = earlier_[id];
+    if (earlier.timestamp.empty()) earlier.timestamp = json_string(message, "timestamp");
+    if (const std::string model = json_string(message, "model"); !model.empty()) earlier.model = last_model_ = model;
+    if (const JsonValue* tokens = json_member(message, "tokens"); tokens && tokens->IsObject()) {
+      earlier.input = json_count(*tokens, "input");
+      earlier.output = json_count(*tokens, "output");
+      earlier.cached = json_count(*tokens, "cached");
+      earlier.thoughts = json_count(*tokens, "thoughts");
+    }
+    auto found = places_.find(id);
+    if (found != places_.end()) {
+      slots_[found->second] = at;
+      return;
+    }
+    places_.emplace(id, slots_.size());
+    slots_.push_back(at);
+    ids_.push_back(id);
+  }
+
+  // G12: a session-*.json written whole by older versions: one object with the messages.
+  void legacy() {
+    std::string text;
+    std::vector<char> block(1 << 16);
+    for (std::size_t got; (got = source_->read_at(text.size(), block.data(), block.size())) != 0;)
+      text.append(block.data(), got);
+    neutralize_lone_surrogates(text.data(), text.size());
+    rapidjson::Document doc;
+    doc.Parse(text.data(), text.size());
+    if (doc.HasParseError() || !doc.IsObject() || !is_header(doc)) {
+      write_.error(1, 1,
+                   doc.HasParseError() ? std::string("not JSON: ") + rapidjson::GetParseError_En(doc.GetParseError())
+                                       : "a session-*.json file is one object with \"sessionId\" and \"projectHash\"",
+                   kHint);
+      return;
+    }
+    ++out_.records_read;
+    record(doc, Slot{0, text.size(), 1, 1, -1, false});
+  }
+
+  // The message a slot names, parsed from the log (the last record parsed is kept: a list's messages follow each
+  // other).
+  const JsonValue* message_at(const Slot& s) {
+    if (!parsed_ || parsed_begin_ != s.begin) {
+      const std::string bytes = read_record(*source_, s.begin, s.size);
+      parsed_doc_.Parse(bytes.data(), bytes.size());
+      if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
+      parsed_ = true;
+      parsed_begin_ = s.begin;
+    }
+    if (s.index < 0) return &parsed_doc_;
+    const JsonValue* list = json_member(s.in_set ? json_member(parsed_doc_, "$set") : &parsed_doc_, "messages");
+    if (list == nullptr || !list->IsArray() || static_cast<rapidjson::SizeType>(s.index) >= list->Size())
+      return nullptr;
+    return &(*list)[static_cast<rapidjson::SizeType>(s.index)];
+  }
+
+  // Second pass: the replayed list, in order, written as pi entries.
+  void write_messages() {
+    // G11: the directory the CLI worked in, from its preamble when it has one.
+    // G2: a header without its start time takes the first message's.
+    for (const Slot& s : slots_)
+      if (const JsonValue* m = message_at(s); m && json_string(*m, "type") == "user") {
+        cwd_ = workspace_of(text_of(json_member(*m, "content")));
+        if (start_time_.empty()) start_time_ = json_string(*m, "timestamp");
+        break;  // the preamble is the first user message
+      }
+    if (cwd_.empty()) cwd_ = directory_.empty() ? "/" : directory_;
+    if (session_id_.empty()) session_id_ = derived_session_id("gemini-cli:" + start_time_);
+    timestamp_ = start_time_;
+    write_.header(session_id_, start_time_, cwd_, {header_line_, 1, "session header"});
+    if (kind_ == "subagent") write_.count("gemini-cli-subagent-log");
+    for (const Slot& s : slots_) {
+      const JsonValue* found = message_at(s);
+      if (found == nullptr) continue;  // not reached: pass 1 found it at this place of these bytes
+      const JsonValue& m = *found;
+      const std::string type = json_string(m, "type");
+      // G2: a message's time is that of its first version (the CLI's rewrite of the list restamps it).
+      if (const std::string t = earlier_of(m).timestamp; !t.empty()) timestamp_ = t;
+      const TranscriptOrigin origin{s.line, s.column, type.empty() ? "message" : type + " message"};
+      if (type == "user") {
+        user(m, origin);
+      } else if (type == "gemini") {
+        gemini(m, origin);
+      } else if (type == "info" || type == "error" || type == "warning") {
+        // G3: what the CLI showed; it never sends them to the model.
+        write_.count("gemini-cli-notices-dropped");
+      } else {
+        write_.warn(s.line, s.column,
+                    "a message of type " + (type.empty() ? std::string("(none)") : "\"" + type + "\"") +
+                        " has no pi equivalent; left out",
+                    "gemini-cli-messages-dropped");
+      }
+    }
+  }
+
+  void user(const JsonValue& m, const TranscriptOrigin& origin) {
+    const JsonValue* content = json_member(m, "content");
+    if (content == nullptr || !(content->IsString() || content->IsArray())) {
+      write_.warn(origin.line, origin.column, "a user message's content is not a string or a list of parts; left out",
+                  "gemini-cli-messages-dropped");
+      return;
+    }
+    // G4: the messages the CLI itself leaves out when it resumes.
+    if (const char* dropped = ignored_user_content(text_of(content))) {
+      bool has_responses = false;
+      if (content->IsArray())
+        for (const JsonValue& part : content->GetArray())
+          has_responses = has_responses || json_member(part, "functionResponse");
+      if (!has_responses) {
+        write_.count(dropped);
+        return;
+      }
+    }
+    std::vector<const JsonValue*> parts;
+    if (content->IsArray()) {
+      for (const JsonValue& part : content->GetArray()) {
+        if (const JsonValue* response = json_member(part, "functionResponse")) {
+          // G7: a function response in a user message answers a call, unless one already did.
+          function_response(*response, json_string(*response, "id"), nullptr, false, origin);
+        } else if (part.IsString() || (part.IsObject() && json_member(part, "text") && !json_true(part, "thought"))) {
+          if (!text_of_part(part).empty()) parts.push_back(&part);  // an empty text is nothing to send
+        } else if (is_image(part)) {
+          parts.push_back(&part);
+        } else {
+          write_.warn(origin.line, origin.column,
+                      "a user message's part has no pi equivalent (" + part_kind(part) + "); left out",
+                      "gemini-cli-parts-dropped");
+        }
+      }
+      if (parts.empty()) return;
+    }
+    entry("message", origin, [&](JsonWriter& w) {
+      begin_message(w, "user");
+      if (content->IsString()) write_text_block(w, std::string_view(content->GetString(), content->GetStringLength()));
+      for (const JsonValue* part : parts) write_part(w, *part);
+      w.EndArray();
+      w.Key("timestamp");
+      w.Int64(millis());
+      w.EndObject();
+    });
+  }
+
+  static std::string text_of_part(const JsonValue& part) {
+    return part.IsString() ? std::string(part.GetString(), part.GetStringLength()) : json_string(part, "text");
+  }
+
+  static std::string part_kind(const JsonValue& part) {
+    if (!part.IsObject() || part.MemberCount() == 0) return "not a part";
+    if (const JsonValue* inline_data = json_member(part, "inlineData"))
+      return "inlineData " + json_string(*inline_data, "mimeType");
+    return part.MemberBegin()->name.GetString();
+  }
+
+  void write_part(JsonWriter& w, const JsonValue& part) {
+    if (part.IsString()) {
+      write_text_block(w, std::string_view(part.GetString(), part.GetStringLength()));
+    } else if (const JsonValue* inline_data = json_member(part, "inlineData")) {
+      write_image_block(w, json_string(*inline_data, "data"), json_string(*inline_data, "mimeType"));
+    } else {
+      write_text_block(w, json_string(part, "text"));
+    }
+  }
+
+  // G5, G6: a gemini message is one pi assistant message.
+  void gemini(const JsonValue& m, const TranscriptOrigin& origin) {
+    const JsonValue* content = json_member(m, "content");
+    const JsonValue* tool_calls = json_member(m, "toolCalls");
+    if (tool_calls && !tool_calls->IsArray()) tool_calls = nullptr;
+    struct Block {
+      enum Kind { kText, kThinking, kCall } kind;
+      std::string text;                 // text, thinking
+      const JsonValue* call = nullptr;  // kCall: {id, name, args}
+    };
+    std::vector<Block> blocks;
+    bool parts_form = false;  // G5: the content is the API's parts, calls and thoughts included
+    if (content && content->IsArray())
+      for (const JsonValue& part : content->GetArray())
+        parts_form = parts_form || json_member(part, "functionCall") || json_true(part, "thought");
+    if (parts_form) {
+      for (const JsonValue& part : content->GetArray()) {
+        if (const JsonValue* call = json_member(part, "functionCall"); call && call->IsObject())
+          blocks.push_back({Block::kCall, "", call});
+        else if (json_true(part, "thought") && !json_string(part, "text").empty())
+          blocks.push_back({Block::kThinking, json_string(part, "text"), nullptr});
+        else if (const std::string text = json_string(part, "text"); !text.empty())
+          blocks.push_back({Block::kText, text, nullptr});
+      }
+    } else {
+      // G6: thoughts as the CLI sends them back: "**subject** description".
+      if (const JsonValue* thoughts = json_member(m, "thoughts"); thoughts && thoughts->IsArray())
+        for (const JsonValue& t : thoughts->GetArray()) {
+          const std::string subject = json_string(t, "subject"), description = json_string(t, "description");
+          if (!subject.empty() || !description.empty())
+            blocks.push_back(
+                {Block::kThinking, subject.empty() ? description : "**" + subject + "** " + description, nullptr});
+        }
+      if (const std::string text = text_of(content); !text.empty()) blocks.push_back({Block::kText, text, nullptr});
+      if (tool_calls)
+        for (const JsonValue& call : tool_calls->GetArray())
+          if (call.IsObject()) blocks.push_back({Block::kCall, "", &call});
+    }
+    if (blocks.empty()) {
+      // G5: the CLI sends no turn for a message with nothing in it.
+      write_.count("gemini-cli-empty-gemini-messages");
+      return;
+    }
+    bool has_calls = false;
+    std::vector<std::pair<std::string, std::string>> calls;  // id, name
+    for (const Block& b : blocks)
+      if (b.kind == Block::kCall) {
+        has_calls = true;
+        calls.emplace_back(json_string(*b.call, "id"), json_string(*b.call, "name"));
+      }
+    entry("message", origin, [&](JsonWriter& w) {
+      begin_message(w, "assistant");
+      for (const Block& b : blocks) {
+        if (b.kind == Block::kText) {
+          write_text_block(w, b.text);
+        } else if (b.kind == Block::kThinking) {
+          w.StartObject();
+          write_key_string(w, "type", "thinking");
+          write_key_string(w, "thinking", b.text);
+          w.EndObject();
+        } else {
+          w.StartObject();
+          write_key_string(w, "type", "toolCall");
+          write_key_string(w, "id", json_string(*b.call, "id"));
+          write_key_string(w, "name", json_string(*b.call, "name"));
+          w.Key("arguments");
+          write_object_or_empty(w, json_member(*b.call, "args"));
+          w.EndObject();
+        }
+      }
+      w.EndArray();
+      write_key_string(w, "api", "google-generative-ai");
+      write_key_string(w, "provider", "google");
+      const Earlier& earlier = earlier_of(m);
+      write_key_string(w, "model", earlier.model.empty() ? last_model_ : earlier.model);
+      // G5: Gemini counts cached input inside the prompt and thoughts apart from the answer.
+      const std::uint64_t cached = earlier.cached, input = earlier.input;
+      write_usage(w, input > cached ? input - cached : 0, earlier.output + earlier.thoughts, cached, 0);
+      write_key_string(w, "stopReason", has_calls ? "toolUse" : "stop");
+      w.Key("timestamp");
+      w.Int64(millis());
+      w.EndObject();
+    });
+    for (const auto& [id, name] : calls) call_names_[id] = name;
+    // G7: each call's result, from the call's own record, right after the message.
+    if (tool_calls)
+      for (const JsonValue& call : tool_calls->GetArray()) {
+        const std::string id = json_string(call, "id");
+        const JsonValue* result = json_member(call, "result");
+        if (id.empty() || result == nullptr || result->IsNull() || call_names_.count(id) == 0) continue;
+        const std::string status = json_string(call, "status");
+        const bool failed = status == "error" || status == "cancelled";
+        if (result->IsString()) {
+          tool_result(id, std::string_view(result->GetString(), result->GetStringLength()), {}, failed, origin);
+        } else if (result->IsArray()) {
+          for (const JsonValue& part : result->GetArray())
+            if (const JsonValue* response = json_member(part, "functionResponse");
+                response && (json_string(*response, "id") == id || json_string(*response, "id").empty())) {
+              function_response(*response, id, result, failed, origin);
+              break;
+            }
+        } else if (const JsonValue* response = json_member(*result, "functionResponse")) {
+          function_response(*response, id, nullptr, failed, origin);
+        }
+      }
+  }
+
+  // G7, G8: a functionResponse answering call `id` as a pi toolResult; `siblings`: the other parts
+  // sent with it (images).
+  void function_response(const JsonValue& response, const std::string& id, const JsonValue* siblings, bool failed,
+                         const TranscriptOrigin& origin) {
+    if (answered_.count(id)) {
+      // G7: the CLI's resume sends a recorded result again beside the one it rebuilt.
+      write_.count("gemini-cli-duplicate-results");
+      return;
+    }
+    std::string text;
+    const JsonValue* body = json_member(response, "response");
+    if (body && body->IsObject()) {
+      if (const JsonValue* output = json_member(*body, "output"); output && output->IsString()) {
+        text.assign(output->GetString(), output->GetStringLength());
+      } else if (const JsonValue* error = json_member(*body, "error"); error && error->IsString()) {
+        text.assign(error->GetString(), error->GetStringLength());
+        failed = true;
+      } else {
+        text = json_text(*body);
+      }
+    } else if (body) {
+      text = json_text(*body);
+    }
+    std::vector<const JsonValue*> images;
+    for (const JsonValue* list : {json_member(response, "parts"), siblings})
+      if (list && list->IsArray())
+        for (const JsonValue& part : list->GetArray())
+          if (is_image(part)) images.push_back(&part);
+    tool_result(id, text, images, failed, origin);
+  }
+
+  void tool_result(const std::string& id, std::string_view text, const std::vector<const JsonValue*>& images,
+                   bool failed, const TranscriptOrigin& origin) {
+    answered_.insert(id);
+    auto name = call_names_.find(id);
+    // G8: a shell call that exited with a code other than 0 failed, as pi's own shell tool says.
+    failed = failed || exit_code_of(text) != 0;
+    entry("message", {origin.line, origin.column, "functionResponse"}, [&](JsonWriter& w) {
+      begin_tool_result(w, id, name == call_names_.end() ? "" : name->second);
+      if (!text.empty() || images.empty()) write_text_block(w, text);
+      for (const JsonValue* image : images) write_part(w, *image);
+      w.EndArray();
+      w.Key("isError");
+      w.Bool(failed);
+      w.Key("timestamp");
+      w.Int64(millis());
+      w.EndObject();
+    });
+  }
+
+  // G2: one chain, ids made from the messages' place.
+  void entry(const char* type, const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& members) {
+    const std::string id = entry_id_for("gemini-cli:" + std::to_string(++entries_), taken_ids_);
+    write_.entry(type, id, last_id_, timestamp_, origin, members);
+    last_id_ = id;
+    wrote_conversation_ = true;
+  }
+
+  std::int64_t millis() {
+    last_millis_ = millis_of(timestamp_, last_millis_);
+    return last_millis_;
+  }
+
+  ReadSession& out_;
+  TranscriptWriter write_;
+  const LogSource* source_ = nullptr;
+  std::vector<Slot> slots_;
+  std::vector<std::string> ids_;                         // the message id of each slot
+  std::unordered_map<std::string, std::size_t> places_;  // id -> its slot, while in the list
+  rapidjson::Document parsed_doc_;
+  bool parsed_ = false;
+  std::size_t parsed_begin_ = 0;
+  // What a message's versions said that a later version may have lost (G2, G5).
+  struct Earlier {
+    std::string timestamp, model;                                   // the first time, the last model named
+    std::uint64_t input = 0, output = 0, cached = 0, thoughts = 0;  // the last token counts
+  };
+  const Earlier& earlier_of(const JsonValue& m) const {
+    static const Earlier none;
+    auto found = earlier_.find(json_string(m, "id"));
+    return found == earlier_.end() ? none : found->second;
+  }
+  std::unordered_map<std::string, Earlier> earlier_;  // message id -> what its versions said
+  std::string last_model_;
+  std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
+  std::set<std::string> answered_;                           // call ids with a result written
+  std::map<std::string, std::string> taken_ids_;
+  std::string session_id_, start_time_, directory_, kind_, cwd_, timestamp_, last_id_;
+  std::int64_t last_millis_ = 0;
+  std::uint64_t entries_ = 0;
+  std::uint64_t header_line_ = 1;
+  bool header_seen_ = false, wrote_conversation_ = false;
+};
+
+}  // namespace
+
+namespace {
+
+std::string convert(const LogSource& source, const std::string& file, ReadSession& out) {
+  std::string text;
+  GeminiCliReader(file, text, out).run(source);
+  if (!out.ok()) text.clear();
+  return text;
+}
+
+}  // namespace
+
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
+  return convert(BytesSource(std::move(chat_log)), file, out);
+}
+
+namespace {
+
+class GeminiCliFormat final : public Reader {
+ public:
+  const ReaderInfo& info() const override {
+    static const ReaderInfo info{"gemini-cli",
+                                 "Gemini CLI chat log",
+                                 "a first record with \"sessionId\" and \"projectHash\"",
+                                 "Gemini CLI records",
+                                 "~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl",
+                                 "docs/gemini-cli.md"};
+    return info;
+  }
+  int bid(const InputHead& head) const override {
+    if (head.lines.empty()) return kBidNone;
+    rapidjson::Document doc;
+    if (parse_head_record(head.lines[0], doc)) return is_header(doc) ? kBidMarker : kBidNone;
+    // G12: an older session-*.json, pretty-printed: "{" then its sessionId.
+    if (head.lines.size() >= 2 && head.lines[0].find_first_not_of(" \t") == head.lines[0].find('{') &&
+        head.lines[0].find_last_not_of(" \t") == head.lines[0].find('{') &&
+        head.lines[1].find("\"sessionId\"") != std::string_view::npos &&
+        head.text.find("\"projectHash\"") != std::string_view::npos)
+      return kBidMarker;
+    return kBidNone;
+  }
+  // A chat log has no tree: --leaf names an entry of the session written, as for pi's files.
+  ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
+    ReadSession out;
+    // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading").
+    std::string text = input.fd() >= 0 ? convert(FileSource(input.fd(), input.name()), input.name(), out)
+                                       : convert_gemini_cli(input.read_all(), input.name(), out);
+    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    return out;
+  }
+};
+
+}  // namespace
+
+const Reader& gemini_cli_reader() {
+  static const GeminiCliFormat reader;
+  return reader;
+}
+
+}  // namespace pihydrate
