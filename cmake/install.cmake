@@ -64,9 +64,9 @@ if(PIHYDRATE_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)    # Depends read from the binary's shared libraries
 else()
   # Debian 12's names for what a dynamic pi-hydrate links (tools/install-deps.sh adds dpkg-dev).
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libboost-filesystem1.74.0")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1 (>= 3.0), libboost-filesystem1.74.0, libsqlite3-0")
 endif()
 # Building against the library needs Boost.Filesystem's development files.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libboost-filesystem-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libboost-filesystem-dev, libsqlite3-dev, pkg-config")
 set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git" "/build[^/]*/")
 include(CPack)

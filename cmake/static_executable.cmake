@@ -1,5 +1,5 @@
 # A fully static pi-hydrate for sandboxes and bootstrap scripts
-# (docs/install.md): glibc, libstdc++, libgcc and Boost.Filesystem linked in,
+# (docs/install.md): glibc, libstdc++, libgcc, Boost.Filesystem and SQLite linked in,
 # so it runs under `env -i` on a machine with nothing installed.
 set(PIHYDRATE_STATIC_LINK_OPTIONS -static -static-libstdc++ -static-libgcc)
 
@@ -12,13 +12,15 @@ elseif(PIHYDRATE_BUILD_TESTS AND NOT PIHYDRATE_SANITIZE AND NOT PIHYDRATE_FUZZ)
   # Boost.Filesystem's archive in place of the shared library (test
   # static_binary).
   find_library(PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE NAMES libboost_filesystem.a)
-  if(PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE)
+  find_library(PIHYDRATE_SQLITE3_ARCHIVE NAMES libsqlite3.a)
+  if(PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE AND PIHYDRATE_SQLITE3_ARCHIVE)
     add_executable(pi-hydrate-static $<TARGET_OBJECTS:pi_hydrate_main>)
     add_dependencies(pi-hydrate-static pihydrate_cli pihydrate)
     target_link_options(pi-hydrate-static PRIVATE ${PIHYDRATE_STATIC_LINK_OPTIONS})
     target_link_libraries(pi-hydrate-static PRIVATE $<TARGET_FILE:pihydrate_cli> $<TARGET_FILE:pihydrate>
-                                                    ${PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE} Threads::Threads)
+                                                    ${PIHYDRATE_BOOST_FILESYSTEM_ARCHIVE} ${PIHYDRATE_SQLITE3_ARCHIVE}
+                                                    Threads::Threads m ${CMAKE_DL_LIBS})
   else()
-    message(STATUS "libboost_filesystem.a not found: pi-hydrate-static and its test are skipped")
+    message(STATUS "libboost_filesystem.a or libsqlite3.a not found: pi-hydrate-static and its test are skipped")
   endif()
 endif()

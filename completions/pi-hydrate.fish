@@ -28,7 +28,7 @@ complete -c pi-hydrate -n $hydrating -l force -d 'Replace an existing output fil
 complete -c pi-hydrate -n $hydrating -l allow-missing-cwd -d 'Do not require --cwd to exist'
 complete -c pi-hydrate -n $hydrating -l no-verify -d 'Do not check the output before writing it'
 complete -c pi-hydrate -n $hydrating -x -a 'text json' -l report -d 'Summary on stderr'
-complete -c pi-hydrate -n $hydrating -x -l leaf -d 'Write the branch ending at this entry id'
+complete -c pi-hydrate -n $hydrating -x -l leaf -d 'Write the branch ending at this entry id (OpenCode: the session id)'
 complete -c pi-hydrate -n $hydrating -x -l label -d 'Write the branch ending at this label'
 complete -c pi-hydrate -n $hydrating -x -a 'pair flatten' -l tools -d 'Tool calls'
 complete -c pi-hydrate -n $hydrating -x -l flatten-max-chars -d 'With --tools flatten: longest result text kept'

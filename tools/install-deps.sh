@@ -11,7 +11,7 @@ set -euo pipefail
 # The install tests (tests/install) use git (--version's commit), man-db and
 # groff-base (rendering the man page), pkg-config, dpkg-dev (cpack's
 # dpkg-shlibdeps computes the .deb's Depends) and file (the static binary).
-packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libgtest-dev python3
+packages=(g++ cmake make rapidjson-dev libcxxopts-dev libboost-filesystem-dev libsqlite3-dev libgtest-dev python3
   git pre-commit man-db groff-base pkg-config dpkg-dev file)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang libclang-rt-14-dev)
 [ "${1:-}" = "--format" ] && packages+=(clang-format)

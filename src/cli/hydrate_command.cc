@@ -204,9 +204,11 @@ void add_hydrate_options(cxxopts::Options& options) {
       "force", "Replace an existing output file")("allow-missing-cwd", "Do not require --cwd to exist")(
       "no-verify", "Do not check the output with the validator before writing it")(
       "report", "Summary on stderr: text or json", cxxopts::value<std::string>()->default_value("text"));
-  options.add_options("Conversation")("leaf", "Write the branch ending at this entry id instead of pi's leaf",
-                                      cxxopts::value<std::string>())(
-      "label", "Write the branch ending at the entry with this label", cxxopts::value<std::string>())(
+  options.add_options("Conversation")(
+      "leaf",
+      "Write the branch ending at this entry id instead of pi's leaf (OpenCode: the session id; list: list them)",
+      cxxopts::value<std::string>())("label", "Write the branch ending at the entry with this label",
+                                     cxxopts::value<std::string>())(
       "tools", "Tool calls: pair or flatten", cxxopts::value<std::string>()->default_value("pair"))(
       "flatten-max-chars", "With --tools flatten: longest result text kept",
       cxxopts::value<std::size_t>()->default_value("4000"))("thinking", "Thinking blocks: keep or drop",

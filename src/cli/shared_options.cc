@@ -55,7 +55,8 @@ std::string format_title(const std::string& name) {
 void write_conversion_text(const std::string& file, const std::string& format, const Diagnostics& conversion,
                            bool converted, std::ostream& out) {
   if (format == "pi" || format.empty()) return;
-  out << file << ": a " << format_title(format) << ", "
+  const std::string title = format_title(format);
+  out << file << (title.find_first_of("AEIOU") == 0 ? ": an " : ": a ") << title << ", "
       << (converted ? "converted as pi-hydrate --session converts it; lines and ids below are the converted session's"
                     : "which could not be converted")
       << "\n";

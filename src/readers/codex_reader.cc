@@ -35,16 +35,6 @@ long exit_code_of(std::string_view output) {
   return std::strtol(std::string(output.substr(at + marker.size(), 12)).c_str(), nullptr, 10);
 }
 
-// A data URL's media type and base64 payload, or false.
-bool split_data_url(std::string_view url, std::string& mime, std::string& data) {
-  if (url.rfind("data:", 0) != 0) return false;
-  const std::size_t semi = url.find(";base64,");
-  if (semi == std::string_view::npos) return false;
-  mime.assign(url.substr(5, semi - 5));
-  data.assign(url.substr(semi + 8));
-  return !mime.empty() && !data.empty();
-}
-
 class CodexReader {
  public:
   CodexReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}

@@ -16,6 +16,7 @@ const ReaderRegistry& ReaderRegistry::standard() {
     r.add(codex_reader());
     r.add(gemini_cli_reader());
     r.add(qwen_code_reader());
+    r.add(opencode_reader());
     return r;
   }();
   return registry;

@@ -11,6 +11,15 @@
 
 namespace pihydrate {
 
+bool split_data_url(std::string_view url, std::string& mime, std::string& data) {
+  if (url.rfind("data:", 0) != 0) return false;
+  const std::size_t semi = url.find(";base64,");
+  if (semi == std::string_view::npos) return false;
+  mime.assign(url.substr(5, semi - 5));
+  data.assign(url.substr(semi + 8));
+  return !mime.empty() && !data.empty();
+}
+
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
   const std::int64_t ms = thread_converter::ms_from_iso(iso);
   return ms < 0 ? fallback : ms;

@@ -83,6 +83,8 @@ void write_object_or_empty(JsonWriter& w, const JsonValue* value);
 // pi's usage object (cost is not known: zero, as pi writes for a provider without prices).
 void write_usage(JsonWriter& w, std::uint64_t input, std::uint64_t output, std::uint64_t cache_read,
                  std::uint64_t cache_write);
+// A base64 data: URL's media type and payload; false for any other URL.
+bool split_data_url(std::string_view url, std::string& mime, std::string& data);
 // Epoch milliseconds of an ISO-8601 time, or `fallback` when it is not one.
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback);
 // A pi entry id (8 hex digits) for a source's key, unique in `taken`.

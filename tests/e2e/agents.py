@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code, Codex, Gemini CLI and Qwen Code sessions, converted: what pi sends from them, against what the real CLI sent.
+"""Claude Code, Codex, Gemini CLI, Qwen Code and OpenCode sessions, converted: what pi sends from them, against what the real CLI sent.
 
   agents.py --pi-hydrate BIN [--pi-dest DIR] [--no-pi] [--only NAME] [--jobs N] [--keep DIR]
 
@@ -107,6 +107,11 @@ Both sides:
   N18 The results of one reply's parallel calls (a run of result items) compare in any order: the APIs
       pair a result with its call by id, so their order is not part of the conversation; pi sends
       them in call order (its pairing, docs/hydrate.md), Claude Code in the order the tools finished.
+OpenCode (Anthropic Messages through the AI SDK; N1-N4 and N11 apply to its requests too):
+  N25 OpenCode: a compaction is sent as its question, the user text "What did we do so far?", and the
+      summary as an assistant text (docs/opencode.md O8); pi sends the summary in its own wrapper as a
+      user text. The stand-in side's summary is the assistant item holding the scripted summary, the
+      question before it is left out, and it matches pi's summary item by containment (N16).
 
 Prints a table (recording x converted / context per pi version / resumed per pi version), each failure's
 reason, and `agents: N passed, M failed`; exits 1 on any failure.
@@ -136,6 +141,8 @@ TRANSCRIPTS = {"claude-code": "transcript.jsonl", "codex": "rollout.jsonl", "gem
 APIS = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "anthropic-messages"}
 TRANSCRIPTS["qwen-code"] = "transcript.jsonl"  # Qwen Code's chat file (qwen_code_driver.py)
 APIS["qwen-code"] = "openai-completions"  # it spoke Chat Completions, and pi resumes over it
+TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/opencode.md)
+APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
@@ -395,12 +402,17 @@ def summary_core(summary):
     return _text(m.group(1) if m else summary)
 
 
-def from_summary_on(items, summaries):
-    """The items from the first one holding a scripted summary on, that one made a summary item (N16)."""
+OPENCODE_COMPACTION_QUESTION = "What did we do so far?"
+
+
+def from_summary_on(items, summaries, agent=None):
+    """The items from the first one holding a scripted summary on, that one made a summary item (N16,
+    N25: OpenCode's summary is an assistant text after its question)."""
+    kinds = ("user", "assistant") if agent == "opencode" else ("user",)
     for core in (summary_core(s) for s in summaries):
         for i, it in enumerate(items):
-            if it["kind"] == "user" and core and core in it["text"]:
-                return [_item("summary", text=it["text"])] + items[i + 1:]
+            if it["kind"] in kinds and core and core in it["text"]:
+                return [_item("summary", text=core if it["kind"] == "assistant" else it["text"])] + items[i + 1:]
     return items
 
 
@@ -437,7 +449,7 @@ def standin_side(agent, conversation, scenario):
     items += reply_items(replies[picked[last]], agent)
     summaries = [r["summary"] for r in scenario.get("script", []) if isinstance(r, dict) and r.get("summary")]
     if summaries:
-        items = from_summary_on(items, summaries)
+        items = from_summary_on(items, summaries, agent)
     return items, None
 
 
@@ -642,6 +654,17 @@ def convert(args, rec, box):
     errors = [d for d in report.get("diagnostics", []) if d.get("severity") == "error"]
     if report.get("errors") or errors:
         return None, [f"validate: {d.get('code')} at line {d.get('line')}: {d.get('message')}" for d in errors]
+    export = os.path.join(rec["folder"], "export.json")
+    if rec["agent"] == "opencode" and os.path.isfile(export):
+        # `opencode export` of the same session is the same conversation: the same bytes (docs/opencode.md).
+        again = os.path.join(box, "out-export.jsonl")
+        run = subprocess.run([args.pi_hydrate, "--session", export, "--cwd", work, "-o", again, "--force"],
+                             cwd=work, capture_output=True, text=True, timeout=120)
+        if run.returncode != 0:
+            return None, [f"pi-hydrate --session export.json exited {run.returncode}: {run.stderr.strip()[-400:]}"]
+        with open(out, "rb") as a, open(again, "rb") as b:
+            if a.read() != b.read():
+                return None, ["export.json converts to other bytes than the database"]
     return out, []
 
 

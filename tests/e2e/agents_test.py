@@ -155,6 +155,30 @@ class StandinSide(unittest.TestCase):
         self.assertEqual(items, [{"kind": "summary", "text": "Continued. Summary:\nKiwi was written.\nGo on."},
                                  user("two"), dict(assistant("Second."), thinking="Hm.")])
 
+    def test_opencode_summary_is_the_assistant_after_its_question(self):
+        """N25: OpenCode sends its compaction as a question and the summary as an assistant text; the
+        question is left out and the summary is the scripted text, which pi's wrapper contains."""
+        scenario = {"script": [{"text": "Hello there.", "when": "Say hello."},
+                               {"summary": "They greeted.", "purpose": "compaction", "when": "summary"},
+                               {"text": "Goodbye.", "when": "goodbye"}]}
+        conversation = [
+            {"seq": 1, "purpose": "main", "messages": [{"role": "user", "content": "Say hello."}]},
+            {"seq": 2, "purpose": "compaction", "messages": [{"role": "user", "content": "write a summary"}]},
+            {"seq": 3, "purpose": "main", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "What did we do so far?"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "They greeted."}]},
+                {"role": "user", "content": [{"type": "text", "text": "Now say goodbye."}]}]}]
+        items, why = agents.standin_side("opencode", conversation, scenario)
+        self.assertIsNone(why)
+        self.assertEqual(items, [{"kind": "summary", "text": "They greeted."}, user("Now say goodbye."),
+                                 assistant("Goodbye.")])
+        pi = [{"kind": "summary", "text": agents.PI_COMPACTION_PREFIX + "\n\n<summary>\nThey greeted.\n</summary>"},
+              user("Now say goodbye."), assistant("Goodbye.")]
+        self.assertEqual(compare(items, pi), [])
+        # Claude Code's summaries are user texts: an assistant text holding it is not one.
+        items, _ = agents.standin_side("claude-code", conversation, scenario)
+        self.assertEqual(items[0], user("What did we do so far?"))
+
 
 # What pi_load.mjs gives for a session, and the session's messages.
 PI_LLM = [

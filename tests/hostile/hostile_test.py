@@ -1133,7 +1133,102 @@ def cases(S):
         lambda d: qwen_chain(100000, False)(os.path.join(d, "in.jsonl")), 0)
     add("qwen-garbage-read-as-qwen", "qwen", "session", raw(bytes(range(256)) * 64), 1, ["PH605"],
         extra=("--from", "qwen-code"))
+
+    # ---- 19. OpenCode databases and exports (docs/opencode.md) ----------------------------------
+    add("opencode-db-valid", "opencode", "session", lambda d: opencode_db(d), 0, forbid=["PH605"])
+    add("opencode-db-truncated", "opencode", "session",
+        lambda d: cut_file(opencode_db(d, checkpoint=True), 5000), 1, ["PH605"])
+    add("opencode-db-header-only", "opencode", "session",
+        lambda d: cut_file(opencode_db(d, checkpoint=True), 100), 1, ["PH605"])
+    add("opencode-db-garbage-pages", "opencode", "session", lambda d: garble_file(opencode_db(d, checkpoint=True)),
+        1, ["PH605"])
+    # SQLite skips WAL frames whose checksums fail: here the schema itself was only in the log.
+    add("opencode-db-garbage-wal", "opencode", "session", lambda d: garble_file(opencode_db(d) + "-wal", keep=32)
+        and os.path.join(d, "opencode.db"), 1, ["PH605"])
+    add("opencode-db-wrong-schema", "opencode", "session", lambda d: opencode_db(d, schema="CREATE TABLE notes (x)"),
+        1, ["PH605"])
+    add("opencode-db-data-not-json", "opencode", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", "{not json", [])]), 1, ["PH605"])
+    add("opencode-db-data-deep-nesting", "opencode", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", OC_USER, [("prt_1", "[" * 200000 + "]" * 200000)])]), 1, ["PH605"])
+    add("opencode-db-wrong-types", "opencode", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", '{"role":7,"time":"x"}', [("prt_1", '{"type":"text","text":42}')]),
+                                       ("msg_2", '{"role":"user","time":{"created":"x"}}',
+                                        [("prt_2", '{"type":"text","text":"hi"}'), ("prt_3", '{"type":"tool","state":7}')]),
+                                       ("msg_3", '{"role":"assistant","tokens":"x","finish":5,"summary":"yes"}',
+                                        [("prt_4", '{"type":"tool","callID":3,"state":{"status":"completed","input":[1],'
+                                                   '"output":{"o":1},"metadata":{"exit":"1"}}}')])]),
+        0, forbid=["PH605"])
+    add("opencode-db-parent-cycles", "opencode", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", '{"role":"user","parentID":"msg_1"}', [("prt_1", '{"type":"compaction","tail_start_id":"msg_2"}')]),
+                                       ("msg_2", '{"role":"assistant","parentID":"msg_1","summary":true,"finish":"stop"}',
+                                        [("prt_2", '{"type":"text","text":"sum"}')]),
+                                       ("msg_3", '{"role":"assistant","parentID":"msg_3","summary":true,"finish":"stop"}',
+                                        [("prt_3", '{"type":"compaction","tail_start_id":"msg_3"}')])]),
+        0, forbid=["PH605"])
+    add("opencode-db-no-session", "opencode", "session", lambda d: opencode_db(d, rows=None), 1, ["PH605"])
+    export = json.dumps({"info": {"id": "ses_x", "directory": "/w"}, "messages": [
+        {"info": {"id": "msg_1", "role": "user"}, "parts": [{"type": "text", "text": "hi"}]}]}, indent=2)
+    add("opencode-export-cut", "opencode", "session", raw(export[:len(export) // 2].encode(), "s.json"), 1, ["PH605"])
+    add("opencode-export-wrong-types", "opencode", "session",
+        raw(b'{"info": {"id": "ses_x"}, "messages": [{"info": 1, "parts": "x"}]}', "s.json"), 1, ["PH605"])
     return C
+
+
+OC_USER = '{"role":"user","time":{"created":1795846051458}}'
+
+
+def opencode_db(d, rows=(), schema=None, checkpoint=False):
+    """An OpenCode database in d (WAL mode; rows only in its -wal unless checkpoint): one session holding
+    `rows` ((message id, data, [(part id, data)])), a small conversation by default; no session for None."""
+    import sqlite3
+    path = os.path.join(d, "opencode.db")
+    live = os.path.join(d, "live")
+    os.makedirs(live, exist_ok=True)
+    db = sqlite3.connect(os.path.join(live, "opencode.db"), isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.executescript(schema or (
+        "CREATE TABLE session (id text PRIMARY KEY, parent_id text, directory text, title text, version text, "
+        "revert text, time_created integer, time_updated integer);"
+        "CREATE TABLE message (id text PRIMARY KEY, session_id text, time_created integer, data text);"
+        "CREATE TABLE part (id text PRIMARY KEY, message_id text, session_id text, data text);"))
+    if schema is None and rows is not None:
+        if rows == ():
+            rows = [("msg_1", OC_USER, [("prt_1", '{"type":"text","text":"hello"}')]),
+                    ("msg_2", '{"role":"assistant","parentID":"msg_1","finish":"stop"}',
+                     [("prt_2", '{"type":"text","text":"hi"}')])]
+        db.execute("INSERT INTO session VALUES ('ses_a', NULL, '/w', 'T', '1.18.33', NULL, 1, 2)")
+        for n, (mid, data, parts) in enumerate(rows):
+            db.execute("INSERT INTO message VALUES (?, 'ses_a', ?, ?)", (mid, n, data))
+            for pid, pdata in parts:
+                db.execute("INSERT INTO part VALUES (?, ?, 'ses_a', ?)", (pid, mid, pdata))
+    if checkpoint:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for suffix in ("", "-wal"):  # as the CLI leaves them: copied while the connection is open
+        if os.path.exists(os.path.join(live, "opencode.db" + suffix)):
+            shutil.copyfile(os.path.join(live, "opencode.db" + suffix), path + suffix)
+    db.close()
+    shutil.rmtree(live)
+    return path
+
+
+def cut_file(path, size):
+    with open(path, "r+b") as f:
+        f.truncate(size)
+    if os.path.exists(path + "-wal"):
+        os.remove(path + "-wal")
+    return path
+
+
+def garble_file(path, keep=4096):
+    with open(path, "r+b") as f:
+        data = bytearray(f.read())
+        for i in range(keep, len(data)):
+            data[i] = (i * 7 + 13) & 0xFF
+        f.seek(0)
+        f.write(data)
+    return path
 
 
 def main():

@@ -35,7 +35,7 @@ done
 check "Package is pi-hydrate" "[ \"\$(dpkg-deb -f '$deb' Package)\" = pi-hydrate ]"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libc6 'libstdc\+\+6' 'libboost-filesystem[0-9.]+'; do
+for lib in libc6 'libstdc\+\+6' 'libboost-filesystem[0-9.]+' 'libsqlite3-0'; do
   check "Depends names $lib" "echo '$depends' | grep -qE '(^|, )$lib( |,|\$)'"
 done
 # Every shared library the binary needs is named (by dpkg-shlibdeps or by hand).

@@ -441,6 +441,33 @@ code=$?
 check "--cwd climbing above /: the header cwd is / (exit $code)" \
   '[ $code -eq 0 ] && head -n 1 "$work/above-root.jsonl" | grep -q "\"cwd\":\"/\"}"'
 
+# An OpenCode database and its -wal (docs/opencode.md O1): the folder holding
+# them is the same, names and bytes, after a conversion, a tree and a
+# validate; also mounted read-only (a user and mount namespace, where the
+# machine allows one: as root a folder's mode alone does not stop a write).
+oc="$work/opencode"
+mkdir -p "$oc"
+cp "$root/tests/agents/recorded/opencode-1.18.33/plain-turns/opencode.db" \
+   "$root/tests/agents/recorded/opencode-1.18.33/plain-turns/opencode.db-wal" "$oc/"
+# The folder's own time changes when anything is made in it, even if removed again.
+oc_state() { (cd "$oc" && ls -lA --time-style=full-iso && stat -c '%y' . && sha256sum -- *); }
+oc_before=$(oc_state)
+"$bin" --session "$oc/opencode.db" --cwd "$work" -o "$work/oc.jsonl" 2> /dev/null
+c1=$?
+"$bin" tree "$oc/opencode.db" > /dev/null 2>&1
+"$bin" validate "$oc/opencode.db" > /dev/null 2>&1
+check "OpenCode database: converted (exit $c1), its folder's names and bytes unchanged, no -shm made" \
+  '[ $c1 -eq 0 ] && [ "$(oc_state)" = "$oc_before" ] && [ ! -e "$oc/opencode.db-shm" ]'
+if unshare -r -m true 2> /dev/null; then
+  unshare -r -m sh -c 'mount --bind -o ro "$1" "$1" && "$2" --session "$1/opencode.db" --cwd "$3" -o "$3/oc-ro.jsonl"' \
+    sh "$oc" "$bin" "$work" 2> /dev/null
+  c2=$?
+  check "OpenCode database in a read-only mount: converted (exit $c2) to the same session" \
+    '[ $c2 -eq 0 ] && cmp -s "$work/oc.jsonl" "$work/oc-ro.jsonl"'
+else
+  echo "skip: no user and mount namespace here for the read-only OpenCode folder"
+fi
+
 # Inputs never modified: every input, after every command above.
 check "every input unchanged after all ${#inputs[@]} inputs went through the commands above" \
   '[ "$(sha256sum "${inputs[@]}")" = "$all_before" ]'
