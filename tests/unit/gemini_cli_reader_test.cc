@@ -7,34 +7,20 @@
 
 #include <rapidjson/document.h>
 
+#include "common/converted_session.h"
 #include "readers/readers.h"
 
 namespace pihydrate {
 namespace {
 
-struct Converted : ReadSession {
-  std::string session;
-};
+using test_support::Converted;
+using test_support::entries_of;
+using test_support::role_of;
+
 Converted convert(const std::string& chat) {
   Converted out;
   out.session = convert_gemini_cli(chat, "session.jsonl", out);
   return out;
-}
-
-std::vector<rapidjson::Document> entries_of(const Converted& s) {
-  std::vector<rapidjson::Document> out;
-  std::istringstream in(s.session);
-  for (std::string line; std::getline(in, line);) {
-    out.emplace_back();
-    out.back().Parse(line.c_str());
-    EXPECT_FALSE(out.back().HasParseError()) << line;
-  }
-  return out;
-}
-
-std::string role_of(const rapidjson::Document& e) {
-  if (!e.HasMember("message")) return e["type"].GetString();
-  return e["message"]["role"].GetString();
 }
 
 // The first block's text (or thinking) of entry `e`.

@@ -7,28 +7,18 @@
 
 #include <rapidjson/document.h>
 
+#include "common/converted_session.h"
 #include "readers/readers.h"
 
 namespace pihydrate {
 namespace {
 
-struct Converted : ReadSession {
-  std::string session;
-};
+using test_support::Converted;
+using test_support::entries_of;
+
 Converted convert(const std::string& chat, const std::string& leaf = "") {
   Converted out;
   out.session = convert_qwen_code(chat, "chat.jsonl", leaf, out);
-  return out;
-}
-
-std::vector<rapidjson::Document> entries_of(const Converted& s) {
-  std::vector<rapidjson::Document> out;
-  std::istringstream in(s.session);
-  for (std::string line; std::getline(in, line);) {
-    out.emplace_back();
-    out.back().Parse(line.c_str());
-    EXPECT_FALSE(out.back().HasParseError()) << line;
-  }
   return out;
 }
 

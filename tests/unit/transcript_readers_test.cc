@@ -1,6 +1,7 @@
 // Claude Code and Codex transcripts -> pi sessions (docs/claude-code.md,
 // docs/codex.md): how each reader bids, and the rules a recording alone
 // does not pin down, each on a small hand-written transcript.
+#include "common/converted_session.h"
 #include "readers/readers.h"
 
 #include <sstream>
@@ -12,10 +13,10 @@
 namespace pihydrate {
 namespace {
 
-// A reader's conversion: the session text it wrote, and the rest of what it read.
-struct Converted : ReadSession {
-  std::string session;
-};
+using test_support::Converted;
+using test_support::entries_of;
+using test_support::role_of;
+
 Converted convert_claude_code(const std::string& transcript, const std::string& file, const std::string& leaf = "") {
   Converted out;
   out.session = pihydrate::convert_claude_code(transcript, file, leaf, out);
@@ -25,22 +26,6 @@ Converted convert_codex(const std::string& rollout, const std::string& file) {
   Converted out;
   out.session = pihydrate::convert_codex(rollout, file, out);
   return out;
-}
-
-std::vector<rapidjson::Document> entries_of(const Converted& s) {
-  std::vector<rapidjson::Document> out;
-  std::istringstream in(s.session);
-  for (std::string line; std::getline(in, line);) {
-    out.emplace_back();
-    out.back().Parse(line.c_str());
-    EXPECT_FALSE(out.back().HasParseError()) << line;
-  }
-  return out;
-}
-
-std::string role_of(const rapidjson::Document& e) {
-  if (!e.HasMember("message")) return e["type"].GetString();
-  return e["message"]["role"].GetString();
 }
 
 std::string cc(const std::string& type, const std::string& uuid, const std::string& parent, const std::string& message,

@@ -1,0 +1,39 @@
+// What the transcript readers' unit tests look at: a reader's conversion (the
+// session text it wrote, and the rest of what it read) and that text's entries.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+
+#include "pihydrate/reader.h"
+
+namespace pihydrate::test_support {
+
+struct Converted : ReadSession {
+  std::string session;
+};
+
+// Each line of the converted session, parsed; a line that does not parse fails the test.
+inline std::vector<rapidjson::Document> entries_of(const Converted& s) {
+  std::vector<rapidjson::Document> out;
+  std::istringstream in(s.session);
+  for (std::string line; std::getline(in, line);) {
+    out.emplace_back();
+    out.back().Parse(line.c_str());
+    EXPECT_FALSE(out.back().HasParseError()) << line;
+  }
+  return out;
+}
+
+// A message entry's role, else the entry's type.
+inline std::string role_of(const rapidjson::Document& e) {
+  if (!e.HasMember("message")) return e["type"].GetString();
+  return e["message"]["role"].GetString();
+}
+
+}  // namespace pihydrate::test_support
