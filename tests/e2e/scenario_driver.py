@@ -464,6 +464,22 @@ def load_runs_scenario(path, fields):
     return scenario
 
 
+def load_steps_scenario(path, fields, step_fields, step_shape):
+    """A scenario of `steps` (Codex, Gemini CLI): each step a prompt and only `step_fields`."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    scenario = read_scenario_file(path, fields)
+    if not scenario.get("steps"):
+        raise ScenarioError(f"{path}: steps: at least one prompt")
+    for i, step in enumerate(scenario["steps"]):
+        if not isinstance(step, dict) or not isinstance(step.get("prompt"), str) or set(step) - step_fields:
+            raise ScenarioError(f"{path}: steps[{i}]: {step_shape} expected")
+    try:
+        parse_script(scenario.get("script", []), f"{path}: script")
+    except ScriptError as e:
+        raise ScenarioError(str(e))
+    scenario["name"] = name
+    return scenario
+
 
 def path_env(env, dirs):
     """`env` with those of `dirs` that exist (node 22's bin) first on PATH."""
@@ -484,6 +500,32 @@ def install_cli(cache, program, package, version, env):
         npm_install(cache, package, version, env, ["--no-audit", "--no-fund"])
     return cli
 
+
+def find_pinned_cli(explicit, cache, program, package, version, label, node_dirs, parse_version):
+    """The pinned CLI whose `--version` says `version` (read by parse_version): --cli, the one in
+    `cache`, or an npm install there; returns (cli, env: os.environ with node first on PATH)."""
+    node_dir = next((d for d in node_dirs if os.path.exists(os.path.join(d, "node"))), None)
+    env = dict(os.environ)
+    if node_dir:
+        env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
+
+    def version_of(cli):
+        try:
+            out = subprocess.run([cli, "--version"], env=env, capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return parse_version(out.strip()) if out.strip() else None
+
+    cached = os.path.join(cache, "node_modules", ".bin", program)
+    for cli in [explicit] if explicit else [cached]:
+        if cli and os.path.exists(cli) and version_of(cli) == version:
+            return cli, env
+    if explicit:
+        raise ScenarioError(f"{explicit}: not {label} {version}")
+    npm_install(cache, package, version, env, ["--no-save"])
+    if version_of(cached) != version:
+        raise ScenarioError(f"{cached}: the npm install did not give {label} {version}")
+    return cached, env
 
 
 def run_cli(argv, box, env, number, suffix, timeout, problems, **io):
@@ -545,6 +587,12 @@ def finish(name, target, conversation, count, problems, unit="records"):
     return not problems
 
 
+def copy_into(folder, paths):
+    """Copies `paths` into `folder` (made when there is one), each under its own name."""
+    for path in paths:
+        os.makedirs(folder, exist_ok=True)
+        shutil.copyfile(path, os.path.join(folder, os.path.basename(path)))
+
 
 def scenario_paths(folder, only):
     paths = sorted(glob.glob(os.path.join(folder, "*.json")))
@@ -582,3 +630,25 @@ def record_each(scenarios, record):
     for scenario in scenarios:
         ok = record(scenario) and ok
     return 0 if ok else 1
+
+
+def record_steps(prog, args, folder, find_cli, load, run, unit):
+    """The Codex and Gemini CLI drivers' loop: the pinned CLI (2 when there is none), then each
+    scenario loaded and run, one line each: NAME ok REQUESTS requests LINES UNIT, or NAME failed and
+    the reason."""
+    paths = scenario_paths(folder, args.only)
+    try:
+        cli, env = find_cli(args.cli)
+    except (ScenarioError, subprocess.CalledProcessError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in paths:
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            requests, lines = run(load(path), cli, env, args.out)
+            print(f"{name} ok {requests} requests {lines} {unit}", flush=True)
+        except (ScenarioError, subprocess.TimeoutExpired, OSError) as e:
+            failed += 1
+            print(f"{name} failed\n  {e}", flush=True)
+    return 1 if failed else 0
