@@ -32,23 +32,22 @@ missing there. One line per scenario: NAME ok|failed RECORDS records REQUESTS re
 reasons of a failure (the CLI exiting non-zero, a request the stand-in refused, a script reply left
 unused).
 """
-import argparse
 import base64
 import glob
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
+from scenario_driver import (ScenarioError, agent_sandbox, driver_arguments, finish, fresh_dir, install_cli,  # noqa: E402,F401
+                             load_runs_scenario, path_env, purposes, record_each, reduce_messages_request,
+                             run_cli, scenarios_in, scripted_conversation, standin_script)
 from standin import StandIn  # noqa: E402
-from standin_script import ScriptError, parse_script  # noqa: E402
 
 VERSION = "2.1.331"  # @anthropic-ai/claude-code, pinned
 PACKAGE = "@anthropic-ai/claude-code"
@@ -76,62 +75,15 @@ def encoded_cwd(path):
 
 
 def load_scenario(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    scenario = read_scenario_file(path, SCENARIO_FIELDS)
-    if not isinstance(scenario.get("about"), str):
-        raise ScenarioError(f"{path}: about: one line saying what the recording shows")
-    if not scenario.get("runs") or any(not isinstance(r.get("prompt"), str) for r in scenario["runs"]):
-        raise ScenarioError(f"{path}: runs: a list of {{\"prompt\": ...}}")
-    try:
-        parse_script(standin_script(scenario), f"{path}: script")
-    except ScriptError as e:
-        raise ScenarioError(str(e))
-    scenario["name"] = name
-    return scenario
-
-
-def standin_script(scenario):
-    """The script as the stand-in reads it: without the driver's own `purpose` field."""
-    return [{k: v for k, v in r.items() if k != "purpose"} if isinstance(r, dict) else r
-            for r in scenario.get("script", [])]
-
-
-def purposes(scenario):
-    return [(r.get("purpose", "main") if isinstance(r, dict) else "main") for r in scenario.get("script", [])]
-
-
-def install_cli():
-    cli = os.path.join(CLI_CACHE, "node_modules", ".bin", "claude")
-    if not os.path.exists(cli):
-        os.makedirs(CLI_CACHE, exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", CLI_CACHE, "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-                       check=True, env=cli_path_env(dict(os.environ)))
-    return cli
+    return load_runs_scenario(path, SCENARIO_FIELDS)
 
 
 def cli_path_env(env):
-    env["PATH"] = os.pathsep.join([d for d in NODE_DIRS if os.path.isdir(d)] + [env.get("PATH", "/usr/bin:/bin")])
-    return env
+    return path_env(env, NODE_DIRS)
 
 
 def make_sandbox(name, files):
-    root = os.path.join(SANDBOX_ROOT, name)
-    if os.path.exists(root):
-        shutil.rmtree(root)
-    box = {k: os.path.join(root, k) for k in ("work", "home", "config", "tmp", "requests", "stdout")}
-    for d in box.values():
-        os.makedirs(d)
-    box["root"] = root
-    for rel, content in (files or {}).items():
-        target = os.path.join(box["work"], rel)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if isinstance(content, dict):
-            with open(target, "wb") as f:
-                f.write(base64.b64decode(content["base64"]))
-        else:
-            with open(target, "w") as f:
-                f.write(content)
-    return box
+    return agent_sandbox(os.path.join(SANDBOX_ROOT, name), ("work", "home", "config", "tmp", "requests", "stdout"), files)
 
 
 def prompt_blocks(run, workdir):
@@ -163,12 +115,6 @@ def system_message_try(entry):
     return entry.get("rule") == "role" and any(m.get("role") == "system" for m in messages)
 
 
-def reduce_request(entry, purpose):
-    body = entry["body"] or {}
-    return {"seq": entry["seq"], "path": entry["path"], "model": body.get("model"), "purpose": purpose,
-            "messages": body.get("messages"), "tools": [t.get("name") for t in body.get("tools") or []]}
-
-
 def record(scenario, cli, out_dir):
     name = scenario["name"]
     box = make_sandbox(name, scenario.get("files"))
@@ -186,37 +132,15 @@ def record(scenario, cli, out_dir):
             else:
                 argv, stdin = [cli, "-p", run["prompt"]], None
             argv += [*BASE_ARGS, *session, *scenario.get("args", []), *run.get("args", [])]
-            with open(os.path.join(box["stdout"], f"run-{i + 1}.jsonl"), "wb") as out, \
-                 open(os.path.join(box["stdout"], f"run-{i + 1}.stderr"), "wb") as err:
-                try:
-                    proc = subprocess.run(argv, cwd=box["work"], env=env, input=stdin, stdout=out,
-                                          stderr=err, timeout=RUN_SECONDS)
-                    if proc.returncode != 0:
-                        problems.append(f"run {i + 1} exited {proc.returncode} (see {err.name})")
-                except subprocess.TimeoutExpired:
-                    problems.append(f"run {i + 1} did not finish in {RUN_SECONDS} s")
+            run_cli(argv, box, env, i + 1, ".jsonl", RUN_SECONDS, problems, input=stdin)
         requests = standin.requests()
         unused = standin.unused_replies()
-    script_purposes = purposes(scenario)
-    conversation = []
-    for entry in requests:
-        if entry["status"] != 200:
-            if not system_message_try(entry):
-                problems.append(f"request {entry['seq']} refused: {entry.get('rule')}: {entry.get('error')}")
-            continue
-        index = entry.get("script_index")
-        conversation.append(reduce_request(entry, script_purposes[index] if index is not None else "unscripted"))
-    if unused:
-        problems.append(f"script replies never used: {unused}")
-    unscripted = [r["seq"] for r in conversation if r["purpose"] == "unscripted"]
-    if unscripted:
-        problems.append(f"requests the script did not answer (the default text did): {unscripted}")
+    conversation = scripted_conversation(scenario, requests, unused, reduce_messages_request, problems,
+                                         forgiven=system_message_try)
     project = os.path.join(box["config"], "projects", encoded_cwd(box["work"]))
     transcript = os.path.join(project, f"{sid}.jsonl")
     target = os.path.join(out_dir, f"claude-code-{VERSION}", name)
-    if os.path.exists(target):
-        shutil.rmtree(target)
-    os.makedirs(target)
+    fresh_dir(target)
     records = 0
     if os.path.exists(transcript):
         shutil.copyfile(transcript, os.path.join(target, "transcript.jsonl"))
@@ -233,46 +157,12 @@ def record(scenario, cli, out_dir):
     return finish(name, target, conversation, records, problems)
 
 
-def finish(name, target, conversation, records, problems):
-    """Writes conversation.json into `target` and prints the scenario's line and its problems; True when
-    there are none. The drivers of other CLIs end a recording the same way."""
-    with open(os.path.join(target, "conversation.json"), "w") as f:
-        json.dump(conversation, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"{name} {'failed' if problems else 'ok'} {records} records {len(conversation)} requests", flush=True)
-    for p in problems:
-        print(f"  {p}", flush=True)
-    return not problems
-
-
-def scenarios_in(folder, only):
-    """The scenarios of `folder` (all, or those `only` names), loaded and checked; exits 2 when `only`
-    names one that is not there or a scenario is wrong."""
-    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
-    if only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in only]
-        if len(paths) != len(set(only)):
-            print(f"unknown scenario among {only}", file=sys.stderr)
-            sys.exit(2)
-    try:
-        return [load_scenario(p) for p in paths]
-    except ScenarioError as e:
-        print(e, file=sys.stderr)
-        sys.exit(2)
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--out", metavar="DIR", default=RECORDED)
-    parser.add_argument("--cli", metavar="PATH", help=f"the claude executable (default: {PACKAGE}@{VERSION} from npm)")
-    args = parser.parse_args()
-    scenarios = scenarios_in(SCENARIOS, args.only)
-    cli = args.cli or install_cli()
-    ok = True
-    for scenario in scenarios:
-        ok = record(scenario, cli, args.out) and ok
-    return 0 if ok else 1
+    args = driver_arguments(__doc__, RECORDED, f"the claude executable (default: {PACKAGE}@{VERSION} from npm)").parse_args()
+    scenarios = scenarios_in(SCENARIOS, args.only, load_scenario)
+    cli = args.cli or install_cli(CLI_CACHE, os.path.join("node_modules", ".bin", "claude"), PACKAGE, VERSION,
+                                  cli_path_env(dict(os.environ)))
+    return record_each(scenarios, lambda scenario: record(scenario, cli, args.out))
 
 
 if __name__ == "__main__":

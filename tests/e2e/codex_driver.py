@@ -22,8 +22,6 @@ DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned 
 --cli PATH, or an npm install into /tmp/pi-hydrate-agents/cli/codex-<version>.
 Prints one line per scenario: NAME ok|failed REQUESTS requests LINES rollout lines.
 """
-import argparse
-import base64
 import glob
 import json
 import os
@@ -34,9 +32,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
+from scenario_driver import (ScenarioError, agent_sandbox, copy_into, driver_arguments, find_pinned_cli,  # noqa: E402
+                             fresh_dir, load_steps_scenario, record_steps, write_conversation)
 from standin import StandIn  # noqa: E402
-from standin_script import ScriptError, parse_script  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CODEX_VERSION = "0.169.0"
@@ -79,73 +77,26 @@ stream_max_retries = 0
 
 
 def load_scenario(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    scenario = read_scenario_file(path, SCENARIO_FIELDS)
-    if not scenario.get("steps"):
-        raise ScenarioError(f"{path}: steps: at least one prompt")
-    for i, step in enumerate(scenario["steps"]):
-        if not isinstance(step, dict) or not isinstance(step.get("prompt"), str) or set(step) - STEP_FIELDS:
-            raise ScenarioError(f"{path}: steps[{i}]: {{\"prompt\": str, \"images\": [file, ...]}} expected")
-    try:
-        parse_script(scenario.get("script", []), f"{path}: script")
-    except ScriptError as e:
-        raise ScenarioError(str(e))
-    scenario["name"] = name
-    return scenario
+    return load_steps_scenario(path, SCENARIO_FIELDS, STEP_FIELDS, "{\"prompt\": str, \"images\": [file, ...]}")
 
 
 def find_cli(explicit):
-    """The pinned Codex CLI: --cli, the preinstalled one, or an npm install into the cache dir."""
-    node_dir = next((d for d in NODE_DIRS if os.path.exists(os.path.join(d, "node"))), None)
-    env = dict(os.environ)
-    if node_dir:
-        env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
-    cached = os.path.join(CLI_CACHE, "node_modules", ".bin", "codex")
-    candidates = [explicit] if explicit else [cached]
-    for cli in candidates:
-        if cli and os.path.exists(cli) and version_of(cli, env) == CODEX_VERSION:
-            return cli, env
-    if explicit:
-        raise ScenarioError(f"{explicit}: not codex-cli {CODEX_VERSION}")
-    os.makedirs(CLI_CACHE, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-save", "--prefix", CLI_CACHE, f"{NPM_PACKAGE}@{CODEX_VERSION}"],
-                   env=env, check=True)
-    if version_of(cached, env) != CODEX_VERSION:
-        raise ScenarioError(f"{cached}: the npm install did not give codex-cli {CODEX_VERSION}")
-    return cached, env
-
-
-def version_of(cli, env):
-    try:
-        out = subprocess.run([cli, "--version"], env=env, capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.strip().rsplit(" ", 1)[-1] if out.strip() else None
+    """The pinned codex-cli: --cli, the one installed before, or an npm install into the cache dir."""
+    return find_pinned_cli(explicit, CLI_CACHE, "codex", NPM_PACKAGE, CODEX_VERSION, "codex-cli", NODE_DIRS,
+                           lambda out: out.rsplit(" ", 1)[-1])
 
 
 def prepare(scenario):
     """A fresh sandbox; returns (base, work, codex_home, home)."""
-    base = os.path.join(SANDBOX_ROOT, scenario["name"])
-    shutil.rmtree(base, ignore_errors=True)
-    work, home = os.path.join(base, "work"), os.path.join(base, "home")
-    codex_home = os.path.join(home, ".codex")
-    for d in (work, codex_home):
-        os.makedirs(d)
+    box = agent_sandbox(os.path.join(SANDBOX_ROOT, scenario["name"]), ("work", "home"), scenario.get("files"))
+    codex_home = os.path.join(box["home"], ".codex")
+    os.makedirs(codex_home)
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         # The scenario's settings first: top-level keys, before the first [table].
         f.write("".join(line + "\n" for line in scenario.get("config") or []))
         features = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (scenario.get("features") or {}).items())
         f.write(CONFIG_TOML.format(model=MODEL, port=PORT, key=API_KEY_ENV, features=features))
-    for name, content in (scenario.get("files") or {}).items():
-        path = os.path.join(work, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if isinstance(content, dict) and "base64" in content:
-            with open(path, "wb") as f:
-                f.write(base64.b64decode(content["base64"]))
-        else:
-            with open(path, "w") as f:
-                f.write(content)
-    return base, work, codex_home, home
+    return box["root"], box["work"], codex_home, box["home"]
 
 
 def purpose_of(body, purposes):
@@ -220,47 +171,21 @@ def run_scenario(scenario, cli, env, out_root):
     rejected = [r for r in requests if r["rule"] is not None or r["api"] is None]
     if rejected:
         raise ScenarioError("the stand-in rejected: " + "; ".join(f"{r['seq']}: {r['rule']}: {r['error']}" for r in rejected))
-    dest = os.path.join(out_root, f"codex-{CODEX_VERSION}", scenario["name"])
-    shutil.rmtree(dest, ignore_errors=True)
-    os.makedirs(dest)
+    dest = fresh_dir(os.path.join(out_root, f"codex-{CODEX_VERSION}", scenario["name"]))
     shutil.copyfile(main_rollouts[0], os.path.join(dest, "rollout.jsonl"))
-    for sub in sorted(set(rollouts) - set(main_rollouts)):  # a subagent's own rollout, under the name Codex gave it
-        os.makedirs(os.path.join(dest, "subagents"), exist_ok=True)
-        shutil.copyfile(sub, os.path.join(dest, "subagents", os.path.basename(sub)))
+    # A subagent's own rollout, under the name Codex gave it.
+    copy_into(os.path.join(dest, "subagents"), sorted(set(rollouts) - set(main_rollouts)))
     purposes = scenario.get("purposes", [])
-    with open(os.path.join(dest, "conversation.json"), "w") as f:
-        json.dump([reduced(r, purposes) for r in requests], f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_conversation(dest, [reduced(r, purposes) for r in requests])
     with open(main_rollouts[0], "rb") as f:
         lines = f.read().count(b"\n")
     return len(requests), lines
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--out", metavar="DIR", default=os.path.join(ROOT, "tests", "agents", "recorded"))
-    parser.add_argument("--cli", metavar="PATH", help=f"the codex binary (codex-cli {CODEX_VERSION})")
-    args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
-    if args.only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
-    try:
-        cli, env = find_cli(args.cli)
-    except (ScenarioError, subprocess.CalledProcessError) as e:
-        print(f"codex_driver.py: {e}", file=sys.stderr)
-        return 2
-    failed = 0
-    for path in paths:
-        name = os.path.splitext(os.path.basename(path))[0]
-        try:
-            scenario = load_scenario(path)
-            requests, lines = run_scenario(scenario, cli, env, args.out)
-            print(f"{name} ok {requests} requests {lines} rollout lines", flush=True)
-        except (ScenarioError, subprocess.TimeoutExpired, OSError) as e:
-            failed += 1
-            print(f"{name} failed\n  {e}", flush=True)
-    return 1 if failed else 0
+    args = driver_arguments(__doc__, os.path.join(ROOT, "tests", "agents", "recorded"),
+                            f"the codex binary (codex-cli {CODEX_VERSION})").parse_args()
+    return record_steps("codex_driver.py", args, SCENARIOS, find_cli, load_scenario, run_scenario, "rollout lines")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ DIR is tests/agents/recorded unless --out says otherwise. The CLI is the pinned 
 --cli PATH, or an npm install into /tmp/pi-hydrate-agents/cli/gemini-cli-<version>.
 Prints one line per scenario: NAME ok|failed REQUESTS requests LINES log lines.
 """
-import argparse
-import base64
 import glob
 import json
 import os
@@ -36,9 +34,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
+from scenario_driver import (ScenarioError, agent_sandbox, copy_into, driver_arguments, find_pinned_cli,  # noqa: E402
+                             fresh_dir, load_steps_scenario, record_steps, write_conversation)
 from standin import StandIn  # noqa: E402
-from standin_script import ScriptError, parse_script  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GEMINI_VERSION = "0.61.0"
@@ -59,47 +57,13 @@ SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
 
 
 def load_scenario(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    scenario = read_scenario_file(path, SCENARIO_FIELDS)
-    if not scenario.get("steps"):
-        raise ScenarioError(f"{path}: steps: at least one prompt")
-    for i, step in enumerate(scenario["steps"]):
-        if not isinstance(step, dict) or not isinstance(step.get("prompt"), str) or set(step) - STEP_FIELDS:
-            raise ScenarioError(f"{path}: steps[{i}]: {{\"prompt\": str, \"refused\": bool}} expected")
-    try:
-        parse_script(scenario.get("script", []), f"{path}: script")
-    except ScriptError as e:
-        raise ScenarioError(str(e))
-    scenario["name"] = name
-    return scenario
+    return load_steps_scenario(path, SCENARIO_FIELDS, STEP_FIELDS, "{\"prompt\": str, \"refused\": bool}")
 
 
 def find_cli(explicit):
-    """The pinned Gemini CLI: --cli, or an npm install into the cache dir."""
-    node_dir = next((d for d in NODE_DIRS if os.path.exists(os.path.join(d, "node"))), None)
-    env = dict(os.environ)
-    if node_dir:
-        env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
-    cached = os.path.join(CLI_CACHE, "node_modules", ".bin", "gemini")
-    for cli in [explicit] if explicit else [cached]:
-        if cli and os.path.exists(cli) and version_of(cli, env) == GEMINI_VERSION:
-            return cli, env
-    if explicit:
-        raise ScenarioError(f"{explicit}: not Gemini CLI {GEMINI_VERSION}")
-    os.makedirs(CLI_CACHE, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-save", "--prefix", CLI_CACHE, f"{NPM_PACKAGE}@{GEMINI_VERSION}"],
-                   env=env, check=True)
-    if version_of(cached, env) != GEMINI_VERSION:
-        raise ScenarioError(f"{cached}: the npm install did not give Gemini CLI {GEMINI_VERSION}")
-    return cached, env
-
-
-def version_of(cli, env):
-    try:
-        out = subprocess.run([cli, "--version"], env=env, capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.strip().splitlines()[-1] if out.strip() else None
+    """The pinned Gemini CLI: --cli, the one installed before, or an npm install into the cache dir."""
+    return find_pinned_cli(explicit, CLI_CACHE, "gemini", NPM_PACKAGE, GEMINI_VERSION, "Gemini CLI", NODE_DIRS,
+                           lambda out: out.splitlines()[-1])
 
 
 def merged(base, extra):
@@ -111,23 +75,11 @@ def merged(base, extra):
 
 def prepare(scenario):
     """A fresh sandbox; returns (base, work, home)."""
-    base = os.path.join(SANDBOX_ROOT, scenario["name"])
-    shutil.rmtree(base, ignore_errors=True)
-    work, home = os.path.join(base, "work"), os.path.join(base, "home")
-    os.makedirs(work)
-    os.makedirs(os.path.join(home, ".gemini"))
-    with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
+    box = agent_sandbox(os.path.join(SANDBOX_ROOT, scenario["name"]), ("work", "home"), scenario.get("files"))
+    os.makedirs(os.path.join(box["home"], ".gemini"))
+    with open(os.path.join(box["home"], ".gemini", "settings.json"), "w") as f:
         json.dump(merged(SETTINGS, scenario.get("settings")), f, indent=1)
-    for name, content in (scenario.get("files") or {}).items():
-        path = os.path.join(work, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if isinstance(content, dict) and "base64" in content:
-            with open(path, "wb") as f:
-                f.write(base64.b64decode(content["base64"]))
-        else:
-            with open(path, "w") as f:
-                f.write(content)
-    return base, work, home
+    return box["root"], box["work"], box["home"]
 
 
 def purpose_of(entry, purposes):
@@ -196,53 +148,23 @@ def run_scenario(scenario, cli, env, out_root):
         raise ScenarioError("the stand-in rejected: " + "; ".join(f"{r['seq']}: {r['rule']}: {r['error']}" for r in unexpected))
     if unused:
         raise ScenarioError(f"script replies never used: {unused}")
-    dest = os.path.join(out_root, f"gemini-cli-{GEMINI_VERSION}", scenario["name"])
-    shutil.rmtree(dest, ignore_errors=True)
-    os.makedirs(dest)
+    dest = fresh_dir(os.path.join(out_root, f"gemini-cli-{GEMINI_VERSION}", scenario["name"]))
     shutil.copyfile(logs_found[0], os.path.join(dest, "session.jsonl"))
-    for stray in strays:
-        os.makedirs(os.path.join(dest, "stray"), exist_ok=True)
-        shutil.copyfile(stray, os.path.join(dest, "stray", os.path.basename(stray)))
+    copy_into(os.path.join(dest, "stray"), strays)
     chats = os.path.dirname(logs_found[0])
-    for sub in sorted(glob.glob(os.path.join(chats, "*", "*.jsonl"))):  # a subagent's own log
-        os.makedirs(os.path.join(dest, "subagents"), exist_ok=True)
-        shutil.copyfile(sub, os.path.join(dest, "subagents", os.path.basename(sub)))
+    copy_into(os.path.join(dest, "subagents"), sorted(glob.glob(os.path.join(chats, "*", "*.jsonl"))))  # a subagent's own log
     purposes = scenario.get("purposes", [])
-    with open(os.path.join(dest, "conversation.json"), "w") as f:
-        # countTokens (the CLI counts a request with an image before it sends it) is no turn of the conversation.
-        json.dump([reduced(r, purposes) for r in requests if not r["path"].endswith(":countTokens")], f, indent=1,
-                  ensure_ascii=False)
-        f.write("\n")
+    # countTokens (the CLI counts a request with an image before it sends it) is no turn of the conversation.
+    write_conversation(dest, [reduced(r, purposes) for r in requests if not r["path"].endswith(":countTokens")])
     with open(logs_found[0], "rb") as f:
         lines = f.read().count(b"\n")
     return len(requests), lines
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--out", metavar="DIR", default=os.path.join(ROOT, "tests", "agents", "recorded"))
-    parser.add_argument("--cli", metavar="PATH", help=f"the gemini binary (Gemini CLI {GEMINI_VERSION})")
-    args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
-    if args.only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
-    try:
-        cli, env = find_cli(args.cli)
-    except (ScenarioError, subprocess.CalledProcessError) as e:
-        print(f"gemini_cli_driver.py: {e}", file=sys.stderr)
-        return 2
-    failed = 0
-    for path in paths:
-        name = os.path.splitext(os.path.basename(path))[0]
-        try:
-            scenario = load_scenario(path)
-            requests, lines = run_scenario(scenario, cli, env, args.out)
-            print(f"{name} ok {requests} requests {lines} log lines", flush=True)
-        except (ScenarioError, subprocess.TimeoutExpired, OSError) as e:
-            failed += 1
-            print(f"{name} failed\n  {e}", flush=True)
-    return 1 if failed else 0
+    args = driver_arguments(__doc__, os.path.join(ROOT, "tests", "agents", "recorded"),
+                            f"the gemini binary (Gemini CLI {GEMINI_VERSION})").parse_args()
+    return record_steps("gemini_cli_driver.py", args, SCENARIOS, find_cli, load_scenario, run_scenario, "log lines")
 
 
 if __name__ == "__main__":

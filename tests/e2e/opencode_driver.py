@@ -34,9 +34,6 @@ with npm into /tmp/pi-hydrate-agents/cli/opencode-<version> when --cli is not gi
 missing there. One line per scenario: NAME ok|failed SESSIONS sessions REQUESTS requests, then the
 reasons of a failure.
 """
-import argparse
-import base64
-import glob
 import json
 import os
 import shutil
@@ -46,9 +43,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from scenario_driver import ScenarioError, read_scenario_file  # noqa: E402
+from scenario_driver import (agent_sandbox, driver_arguments, finish, fresh_dir, install_cli,  # noqa: E402
+                             load_runs_scenario, path_env, record_each, reduce_messages_request, run_cli,
+                             scenarios_in, scripted_conversation, standin_script)
 from standin import StandIn  # noqa: E402
-from standin_script import ScriptError, parse_script  # noqa: E402
 
 VERSION = "1.18.33"  # opencode-ai, pinned; the program is in opencode-linux-x64
 PACKAGE = "opencode-ai"
@@ -67,62 +65,7 @@ OFFLINE_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDAT
 
 
 def load_scenario(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    scenario = read_scenario_file(path, SCENARIO_FIELDS)
-    if not isinstance(scenario.get("about"), str):
-        raise ScenarioError(f"{path}: about: one line saying what the recording shows")
-    if not scenario.get("runs") or any(not isinstance(r.get("prompt"), str) for r in scenario["runs"]):
-        raise ScenarioError(f"{path}: runs: a list of {{\"prompt\": ...}}")
-    try:
-        parse_script(standin_script(scenario), f"{path}: script")
-    except ScriptError as e:
-        raise ScenarioError(str(e))
-    scenario["name"] = name
-    return scenario
-
-
-def standin_script(scenario):
-    """The script as the stand-in reads it: without the driver's own `purpose` field."""
-    return [{k: v for k, v in r.items() if k != "purpose"} if isinstance(r, dict) else r
-            for r in scenario.get("script", [])]
-
-
-def purposes(scenario):
-    return [(r.get("purpose", "main") if isinstance(r, dict) else "main") for r in scenario.get("script", [])]
-
-
-def cli_path_env(env):
-    env["PATH"] = os.pathsep.join([d for d in NODE_DIRS if os.path.isdir(d)] + [env.get("PATH", "/usr/bin:/bin")])
-    return env
-
-
-def install_cli():
-    cli = os.path.join(CLI_CACHE, "node_modules", "opencode-linux-x64", "bin", "opencode")
-    if not os.path.exists(cli):
-        os.makedirs(CLI_CACHE, exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", CLI_CACHE, "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-                       check=True, env=cli_path_env(dict(os.environ)))
-    return cli
-
-
-def make_sandbox(name, files):
-    root = os.path.join(SANDBOX_ROOT, name)
-    if os.path.exists(root):
-        shutil.rmtree(root)
-    box = {k: os.path.join(root, k) for k in ("work", "home", "tmp", "requests", "stdout")}
-    for d in box.values():
-        os.makedirs(d)
-    box["root"] = root
-    for rel, content in (files or {}).items():
-        target = os.path.join(box["work"], rel)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if isinstance(content, dict):
-            with open(target, "wb") as f:
-                f.write(base64.b64decode(content["base64"]))
-        else:
-            with open(target, "w") as f:
-                f.write(content)
-    return box
+    return load_runs_scenario(path, SCENARIO_FIELDS)
 
 
 def write_config(box, port, model_fields):
@@ -147,7 +90,7 @@ def cli_env(box):
            "XDG_DATA_HOME": os.path.join(box["home"], ".local", "share"),
            "XDG_CACHE_HOME": os.path.join(box["home"], ".cache"),
            "XDG_STATE_HOME": os.path.join(box["home"], ".local", "state"), **OFFLINE_ENV}
-    return cli_path_env(env)  # npm on PATH: OpenCode installs @ai-sdk/anthropic into its cache
+    return path_env(env, NODE_DIRS)  # npm on PATH: OpenCode installs @ai-sdk/anthropic into its cache
 
 
 def session_of(stdout_path):
@@ -164,15 +107,9 @@ def session_of(stdout_path):
     return None
 
 
-def reduce_request(entry, purpose):
-    body = entry["body"] or {}
-    return {"seq": entry["seq"], "path": entry["path"], "model": body.get("model"), "purpose": purpose,
-            "messages": body.get("messages"), "tools": [t.get("name") for t in body.get("tools") or []]}
-
-
 def record(scenario, cli, out_dir):
     name = scenario["name"]
-    box = make_sandbox(name, scenario.get("files"))
+    box = agent_sandbox(os.path.join(SANDBOX_ROOT, name), ("work", "home", "tmp", "requests", "stdout"), scenario.get("files"))
     problems = []
     sid = None
     with StandIn(record_dir=box["requests"], script=standin_script(scenario)) as standin:
@@ -185,15 +122,7 @@ def record(scenario, cli, out_dir):
             for f in run.get("files", []):
                 argv += ["--file", f]
             argv += run.get("args", [])
-            out_path = os.path.join(box["stdout"], f"run-{i + 1}.jsonl")
-            with open(out_path, "wb") as out, open(os.path.join(box["stdout"], f"run-{i + 1}.stderr"), "wb") as err:
-                try:
-                    proc = subprocess.run(argv, cwd=box["work"], env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                          stderr=err, timeout=RUN_SECONDS)
-                    if proc.returncode != 0:
-                        problems.append(f"run {i + 1} exited {proc.returncode} (see {err.name})")
-                except subprocess.TimeoutExpired:
-                    problems.append(f"run {i + 1} did not finish in {RUN_SECONDS} s")
+            out_path = run_cli(argv, box, env, i + 1, ".jsonl", RUN_SECONDS, problems, stdin=subprocess.DEVNULL)
             if i == 0:
                 sid = session_of(out_path)
                 if sid is None:
@@ -208,23 +137,9 @@ def record(scenario, cli, out_dir):
                 problems.append(f"opencode export exited {proc.returncode}: {proc.stderr[-400:]!r}")
             else:
                 exported = proc.stdout
-    script_purposes = purposes(scenario)
-    conversation = []
-    for entry in requests:
-        if entry["status"] != 200:
-            problems.append(f"request {entry['seq']} refused: {entry.get('rule')}: {entry.get('error')}")
-            continue
-        index = entry.get("script_index")
-        conversation.append(reduce_request(entry, script_purposes[index] if index is not None else "unscripted"))
-    if unused:
-        problems.append(f"script replies never used: {unused}")
-    unscripted = [r["seq"] for r in conversation if r["purpose"] == "unscripted"]
-    if unscripted:
-        problems.append(f"requests the script did not answer (the default text did): {unscripted}")
+    conversation = scripted_conversation(scenario, requests, unused, reduce_messages_request, problems)
     target = os.path.join(out_dir, f"opencode-{VERSION}", name)
-    if os.path.exists(target):
-        shutil.rmtree(target)
-    os.makedirs(target)
+    fresh_dir(target)
     data = os.path.join(box["home"], ".local", "share", "opencode")
     db = os.path.join(data, "opencode.db")
     sessions = 0
@@ -251,37 +166,15 @@ def record(scenario, cli, out_dir):
     if exported is not None:
         with open(os.path.join(target, "export.json"), "wb") as f:
             f.write(exported)
-    with open(os.path.join(target, "conversation.json"), "w") as f:
-        json.dump(conversation, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"{name} {'failed' if problems else 'ok'} {sessions} sessions {len(conversation)} requests", flush=True)
-    for p in problems:
-        print(f"  {p}", flush=True)
-    return not problems
+    return finish(name, target, conversation, sessions, problems, unit="sessions")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--out", metavar="DIR", default=RECORDED)
-    parser.add_argument("--cli", metavar="PATH", help=f"the opencode executable (default: {PACKAGE}@{VERSION} from npm)")
-    args = parser.parse_args()
-    paths = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
-    if args.only:
-        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in args.only]
-        if len(paths) != len(set(args.only)):
-            print(f"unknown scenario among {args.only}", file=sys.stderr)
-            return 2
-    try:
-        scenarios = [load_scenario(p) for p in paths]
-    except ScenarioError as e:
-        print(e, file=sys.stderr)
-        return 2
-    cli = args.cli or install_cli()
-    ok = True
-    for scenario in scenarios:
-        ok = record(scenario, cli, args.out) and ok
-    return 0 if ok else 1
+    args = driver_arguments(__doc__, RECORDED, f"the opencode executable (default: {PACKAGE}@{VERSION} from npm)").parse_args()
+    scenarios = scenarios_in(SCENARIOS, args.only, load_scenario)
+    cli = args.cli or install_cli(CLI_CACHE, os.path.join("node_modules", "opencode-linux-x64", "bin", "opencode"),
+                                  PACKAGE, VERSION, path_env(dict(os.environ), NODE_DIRS))
+    return record_each(scenarios, lambda scenario: record(scenario, cli, args.out))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ with npm into /tmp/pi-hydrate-agents/cli/qwen-code-<version> when --cli is not g
 missing there; it needs node 22 (--node-dir, default build/pi/node/bin, goes first on PATH). One line
 per scenario: NAME ok|failed RECORDS records REQUESTS requests, then the reasons of a failure.
 """
-import argparse
 import glob
 import json
 import os
@@ -37,8 +36,9 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import claude_code_driver  # noqa: E402
-from claude_code_driver import finish, make_sandbox, purposes, scenarios_in, standin_script  # noqa: E402
+from claude_code_driver import load_scenario  # noqa: E402
+from scenario_driver import (agent_sandbox, driver_arguments, finish, fresh_dir, install_cli, path_env,  # noqa: E402
+                             record_each, run_cli, scenarios_in, scripted_conversation, standin_script)
 from standin import StandIn, script_chat_completions  # noqa: E402
 
 VERSION = "0.24.4"  # @qwen-code/qwen-code, pinned
@@ -48,7 +48,6 @@ CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/qwen-code-{VERSION}"
 SCENARIOS = os.path.join(ROOT, "tests", "agents", "qwen-code")
 RECORDED = os.path.join(ROOT, "tests", "agents", "recorded")
 MODEL = "qwen3-coder-plus"
-claude_code_driver.SANDBOX_ROOT = SANDBOX_ROOT  # make_sandbox's root: this CLI's own sandboxes
 RUN_SECONDS = 180  # a guard against a CLI that never returns, not a measurement
 BASE_ARGS = ["--auth-type", "openai", "--approval-mode", "yolo", "--output-format", "json"]
 # No usage statistics, telemetry or update checks: nothing but the stand-in on loopback. No memory
@@ -66,25 +65,11 @@ def session_id(name):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pi-hydrate/qwen-code/{name}"))
 
 
-def path_env(env, node_dir):
-    env["PATH"] = os.pathsep.join(([node_dir] if os.path.isdir(node_dir) else []) + [env.get("PATH", "/usr/bin:/bin")])
-    return env
-
-
-def install_cli(node_dir):
-    cli = os.path.join(CLI_CACHE, "node_modules", ".bin", "qwen")
-    if not os.path.exists(cli):
-        os.makedirs(CLI_CACHE, exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", CLI_CACHE, "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-                       check=True, env=path_env(dict(os.environ), node_dir))
-    return cli
-
-
 def cli_env(box, port, node_dir):
     env = {"HOME": box["home"], "PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-standin",
            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_MODEL": MODEL, "LANG": "C.UTF-8",
            "TERM": "dumb", "SHELL": "/bin/bash", "TMPDIR": box["tmp"], "NO_COLOR": "1"}
-    return path_env(env, node_dir)
+    return path_env(env, [node_dir])
 
 
 def reduce_request(entry, purpose):
@@ -97,7 +82,8 @@ def reduce_request(entry, purpose):
 
 def record(scenario, cli, out_dir, node_dir):
     name = scenario["name"]
-    box = make_sandbox(name, scenario.get("files"))
+    box = agent_sandbox(os.path.join(SANDBOX_ROOT, name), ("work", "home", "config", "tmp", "requests", "stdout"),
+                        scenario.get("files"))
     os.makedirs(os.path.join(box["home"], ".qwen"))
     with open(os.path.join(box["home"], ".qwen", "settings.json"), "w") as f:
         json.dump(SETTINGS, f, indent=1)
@@ -108,35 +94,13 @@ def record(scenario, cli, out_dir, node_dir):
         for i, run in enumerate(scenario["runs"]):
             session = ["--session-id", sid] if i == 0 else ["--resume", sid]
             argv = [cli, run["prompt"], *BASE_ARGS, *session, *scenario.get("args", []), *run.get("args", [])]
-            with open(os.path.join(box["stdout"], f"run-{i + 1}.json"), "wb") as out, \
-                 open(os.path.join(box["stdout"], f"run-{i + 1}.stderr"), "wb") as err:
-                try:
-                    proc = subprocess.run(argv, cwd=box["work"], env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                          stderr=err, timeout=RUN_SECONDS)
-                    if proc.returncode != 0:
-                        problems.append(f"run {i + 1} exited {proc.returncode} (see {err.name})")
-                except subprocess.TimeoutExpired:
-                    problems.append(f"run {i + 1} did not finish in {RUN_SECONDS} s")
+            run_cli(argv, box, env, i + 1, ".json", RUN_SECONDS, problems, stdin=subprocess.DEVNULL)
         requests = standin.requests()
         unused = standin.unused_replies()
-    script_purposes = purposes(scenario)
-    conversation = []
-    for entry in requests:
-        if entry["status"] != 200:
-            problems.append(f"request {entry['seq']} refused: {entry.get('rule')}: {entry.get('error')}")
-            continue
-        index = entry.get("script_index")
-        conversation.append(reduce_request(entry, script_purposes[index] if index is not None else "unscripted"))
-    if unused:
-        problems.append(f"script replies never used: {unused}")
-    unscripted = [r["seq"] for r in conversation if r["purpose"] == "unscripted"]
-    if unscripted:
-        problems.append(f"requests the script did not answer (the default text did): {unscripted}")
+    conversation = scripted_conversation(scenario, requests, unused, reduce_request, problems)
     found = glob.glob(os.path.join(box["home"], ".qwen", "projects", "*", "chats", f"{sid}.jsonl"))
     target = os.path.join(out_dir, f"qwen-code-{VERSION}", name)
-    if os.path.exists(target):
-        shutil.rmtree(target)
-    os.makedirs(target)
+    fresh_dir(target)
     records = 0
     if len(found) == 1:
         shutil.copyfile(found[0], os.path.join(target, "transcript.jsonl"))
@@ -154,20 +118,15 @@ def record(scenario, cli, out_dir, node_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--out", metavar="DIR", default=RECORDED)
-    parser.add_argument("--cli", metavar="PATH", help=f"the qwen executable (default: {PACKAGE}@{VERSION} from npm)")
+    parser = driver_arguments(__doc__, RECORDED, f"the qwen executable (default: {PACKAGE}@{VERSION} from npm)")
     parser.add_argument("--node-dir", metavar="DIR", default=os.path.join(ROOT, "build", "pi", "node", "bin"),
                         help="node 22's bin folder, first on PATH (default: build/pi/node/bin)")
     args = parser.parse_args()
-    scenarios = scenarios_in(SCENARIOS, args.only)
-    cli = args.cli or install_cli(args.node_dir)
+    scenarios = scenarios_in(SCENARIOS, args.only, load_scenario)
+    cli = args.cli or install_cli(CLI_CACHE, os.path.join("node_modules", ".bin", "qwen"), PACKAGE, VERSION,
+                                  path_env(dict(os.environ), [args.node_dir]))
     script_chat_completions()
-    ok = True
-    for scenario in scenarios:
-        ok = record(scenario, cli, args.out, args.node_dir) and ok
-    return 0 if ok else 1
+    return record_each(scenarios, lambda scenario: record(scenario, cli, args.out, args.node_dir))
 
 
 if __name__ == "__main__":

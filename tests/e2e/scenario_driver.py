@@ -9,13 +9,18 @@ tools/record-scenarios is the command; tests/scenarios/README.md describes a sce
   - starts the stand-in with the scenario's script and pi in RPC mode (or json mode, one process per
     run), sends the steps in order and waits where the scenario says;
   - closes pi's stdin, waits for it to exit, and copies the one session file pi wrote.
+
+Its last part serves the recording drivers of the coding-agent CLIs (tests/e2e/*_driver.py,
+tests/agents/README.md): their scenarios, sandboxes, npm installs, runs, conversation.json and loops.
 """
+import argparse
 import base64
 import glob
 import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 
@@ -67,7 +72,7 @@ def script_for(scenario, version):
 
 def read_scenario_file(path, fields):
     """The JSON object in `path`, with no field outside `fields`; ScenarioError names the file and
-    the reason. (The Claude Code and Codex drivers read their scenarios with it too.)"""
+    the reason. (The drivers of the coding-agent CLIs read their scenarios with it too.)"""
     try:
         with open(path) as f:
             scenario = json.load(f)
@@ -261,15 +266,7 @@ class Sandbox:
         if settings:
             with open(os.path.join(self.agent, "settings.json"), "w") as f:
                 json.dump(settings, f, indent=1)
-        for rel, content in (files or {}).items():
-            path = os.path.join(self.work, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if isinstance(content, dict):  # {"base64": ...} for a binary file (an image)
-                with open(path, "wb") as f:
-                    f.write(base64.b64decode(content["base64"]))
-            else:
-                with open(path, "w") as f:
-                    f.write(content)
+        write_files(self.work, files)
         # No extensions, skills, themes or context files: pi finds none in an empty agent dir.
         self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "PI_CODING_AGENT_DIR": self.agent,
                     "PI_OFFLINE": "1", "NO_COLOR": "1", "LANG": "C.UTF-8", "TZ": "UTC"}
@@ -403,3 +400,255 @@ def describe(target):
         else:
             folded.append([t, 1])
     return (", ".join(kinds), ", ".join(t if n == 1 else f"{t}*{n}" for t, n in folded))
+
+
+# What the recording drivers of the coding-agent CLIs (tests/e2e/*_driver.py, tests/agents/README.md)
+# share: each keeps only what is its CLI's own (settings files, env, argv, where the session is written).
+
+def write_files(folder, files):
+    """A scenario's `files` made in `folder`: {"path": "text"} or {"path": {"base64": ...}} (a binary file)."""
+    for rel, content in (files or {}).items():
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if isinstance(content, dict):
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(content["base64"]))
+        else:
+            with open(path, "w") as f:
+                f.write(content)
+
+
+def fresh_dir(path):
+    """`path`, emptied: what a recording or a sandbox starts from."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def agent_sandbox(root, dirs, files):
+    """A fresh, fixed sandbox `root` with the folders `dirs` (work/ among them, the scenario's files in
+    it): {folder: path, ..., "root": root}."""
+    shutil.rmtree(root, ignore_errors=True)
+    box = {k: os.path.join(root, k) for k in dirs}
+    for d in box.values():
+        os.makedirs(d)
+    box["root"] = root
+    write_files(box["work"], files)
+    return box
+
+
+def standin_script(scenario):
+    """The script as the stand-in reads it: without the driver's own `purpose` field."""
+    return [{k: v for k, v in r.items() if k != "purpose"} if isinstance(r, dict) else r
+            for r in scenario.get("script", [])]
+
+
+def purposes(scenario):
+    return [(r.get("purpose", "main") if isinstance(r, dict) else "main") for r in scenario.get("script", [])]
+
+
+def load_runs_scenario(path, fields):
+    """A scenario of `runs` (Claude Code, Qwen Code, OpenCode): about, runs of prompts, a script whose
+    replies may say `purpose`."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    scenario = read_scenario_file(path, fields)
+    if not isinstance(scenario.get("about"), str):
+        raise ScenarioError(f"{path}: about: one line saying what the recording shows")
+    if not scenario.get("runs") or any(not isinstance(r.get("prompt"), str) for r in scenario["runs"]):
+        raise ScenarioError(f"{path}: runs: a list of {{\"prompt\": ...}}")
+    try:
+        parse_script(standin_script(scenario), f"{path}: script")
+    except ScriptError as e:
+        raise ScenarioError(str(e))
+    scenario["name"] = name
+    return scenario
+
+
+def load_steps_scenario(path, fields, step_fields, step_shape):
+    """A scenario of `steps` (Codex, Gemini CLI): each step a prompt and only `step_fields`."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    scenario = read_scenario_file(path, fields)
+    if not scenario.get("steps"):
+        raise ScenarioError(f"{path}: steps: at least one prompt")
+    for i, step in enumerate(scenario["steps"]):
+        if not isinstance(step, dict) or not isinstance(step.get("prompt"), str) or set(step) - step_fields:
+            raise ScenarioError(f"{path}: steps[{i}]: {step_shape} expected")
+    try:
+        parse_script(scenario.get("script", []), f"{path}: script")
+    except ScriptError as e:
+        raise ScenarioError(str(e))
+    scenario["name"] = name
+    return scenario
+
+
+def path_env(env, dirs):
+    """`env` with those of `dirs` that exist (node 22's bin) first on PATH."""
+    env["PATH"] = os.pathsep.join([d for d in dirs if os.path.isdir(d)] + [env.get("PATH", "/usr/bin:/bin")])
+    return env
+
+
+def npm_install(cache, package, version, env, flags):
+    """The pinned `package@version` installed with npm into `cache`."""
+    os.makedirs(cache, exist_ok=True)
+    subprocess.run(["npm", "install", *flags, "--prefix", cache, f"{package}@{version}"], check=True, env=env)
+
+
+def install_cli(cache, program, package, version, env):
+    """The CLI at `program` (a path in `cache`), installed from npm when it is not there."""
+    cli = os.path.join(cache, program)
+    if not os.path.exists(cli):
+        npm_install(cache, package, version, env, ["--no-audit", "--no-fund"])
+    return cli
+
+
+def find_pinned_cli(explicit, cache, program, package, version, label, node_dirs, parse_version):
+    """The pinned CLI whose `--version` says `version` (read by parse_version): --cli, the one in
+    `cache`, or an npm install there; returns (cli, env: os.environ with node first on PATH)."""
+    node_dir = next((d for d in node_dirs if os.path.exists(os.path.join(d, "node"))), None)
+    env = dict(os.environ)
+    if node_dir:
+        env["PATH"] = node_dir + os.pathsep + env.get("PATH", "")
+
+    def version_of(cli):
+        try:
+            out = subprocess.run([cli, "--version"], env=env, capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return parse_version(out.strip()) if out.strip() else None
+
+    cached = os.path.join(cache, "node_modules", ".bin", program)
+    for cli in [explicit] if explicit else [cached]:
+        if cli and os.path.exists(cli) and version_of(cli) == version:
+            return cli, env
+    if explicit:
+        raise ScenarioError(f"{explicit}: not {label} {version}")
+    npm_install(cache, package, version, env, ["--no-save"])
+    if version_of(cached) != version:
+        raise ScenarioError(f"{cached}: the npm install did not give {label} {version}")
+    return cached, env
+
+
+def run_cli(argv, box, env, number, suffix, timeout, problems, **io):
+    """One CLI process of a scenario in work/, its stdout and stderr kept in stdout/run-N (a failure
+    added to `problems`); `io` is its stdin (input= or stdin=)."""
+    with open(os.path.join(box["stdout"], f"run-{number}{suffix}"), "wb") as out, \
+         open(os.path.join(box["stdout"], f"run-{number}.stderr"), "wb") as err:
+        try:
+            proc = subprocess.run(argv, cwd=box["work"], env=env, stdout=out, stderr=err, timeout=timeout, **io)
+            if proc.returncode != 0:
+                problems.append(f"run {number} exited {proc.returncode} (see {err.name})")
+        except subprocess.TimeoutExpired:
+            problems.append(f"run {number} did not finish in {timeout} s")
+    return out.name
+
+
+def reduce_messages_request(entry, purpose):
+    """A Messages API request as conversation.json keeps it: the system prompt and the tool schemas
+    dropped, tools named."""
+    body = entry["body"] or {}
+    return {"seq": entry["seq"], "path": entry["path"], "model": body.get("model"), "purpose": purpose,
+            "messages": body.get("messages"), "tools": [t.get("name") for t in body.get("tools") or []]}
+
+
+def scripted_conversation(scenario, requests, unused, reduce, problems, forgiven=lambda entry: False):
+    """The requests the stand-in accepted, each reduced with its script reply's purpose; a refusal
+    (but those `forgiven` accepts), a reply left unused and a request the script did not answer go
+    to `problems`."""
+    script_purposes = purposes(scenario)
+    conversation = []
+    for entry in requests:
+        if entry["status"] != 200:
+            if not forgiven(entry):
+                problems.append(f"request {entry['seq']} refused: {entry.get('rule')}: {entry.get('error')}")
+            continue
+        index = entry.get("script_index")
+        conversation.append(reduce(entry, script_purposes[index] if index is not None else "unscripted"))
+    if unused:
+        problems.append(f"script replies never used: {unused}")
+    unscripted = [r["seq"] for r in conversation if r["purpose"] == "unscripted"]
+    if unscripted:
+        problems.append(f"requests the script did not answer (the default text did): {unscripted}")
+    return conversation
+
+
+def write_conversation(target, conversation):
+    with open(os.path.join(target, "conversation.json"), "w") as f:
+        json.dump(conversation, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def finish(name, target, conversation, count, problems, unit="records"):
+    """Writes conversation.json into `target` and prints the scenario's line (NAME ok|failed COUNT
+    UNIT REQUESTS requests) and its problems; True when there are none."""
+    write_conversation(target, conversation)
+    print(f"{name} {'failed' if problems else 'ok'} {count} {unit} {len(conversation)} requests", flush=True)
+    for p in problems:
+        print(f"  {p}", flush=True)
+    return not problems
+
+
+def copy_into(folder, paths):
+    """Copies `paths` into `folder` (made when there is one), each under its own name."""
+    for path in paths:
+        os.makedirs(folder, exist_ok=True)
+        shutil.copyfile(path, os.path.join(folder, os.path.basename(path)))
+
+
+def scenario_paths(folder, only):
+    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
+    if only:
+        paths = [p for p in paths if os.path.splitext(os.path.basename(p))[0] in only]
+    return paths
+
+
+def scenarios_in(folder, only, load):
+    """The scenarios of `folder` (all, or those `only` names), loaded and checked; exits 2 when `only`
+    names one that is not there or a scenario is wrong."""
+    paths = scenario_paths(folder, only)
+    if only and len(paths) != len(set(only)):
+        print(f"unknown scenario among {only}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        return [load(p) for p in paths]
+    except ScenarioError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+
+
+def driver_arguments(doc, recorded, cli_help):
+    """A driver's command line: --only NAME (repeatable), --out DIR, --cli PATH."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", metavar="NAME", action="append", help="only this scenario (repeatable)")
+    parser.add_argument("--out", metavar="DIR", default=recorded)
+    parser.add_argument("--cli", metavar="PATH", help=cli_help)
+    return parser
+
+
+def record_each(scenarios, record):
+    """Records every scenario; the exit status: 0 when all are ok."""
+    ok = True
+    for scenario in scenarios:
+        ok = record(scenario) and ok
+    return 0 if ok else 1
+
+
+def record_steps(prog, args, folder, find_cli, load, run, unit):
+    """The Codex and Gemini CLI drivers' loop: the pinned CLI (2 when there is none), then each
+    scenario loaded and run, one line each: NAME ok REQUESTS requests LINES UNIT, or NAME failed and
+    the reason."""
+    paths = scenario_paths(folder, args.only)
+    try:
+        cli, env = find_cli(args.cli)
+    except (ScenarioError, subprocess.CalledProcessError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in paths:
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            requests, lines = run(load(path), cli, env, args.out)
+            print(f"{name} ok {requests} requests {lines} {unit}", flush=True)
+        except (ScenarioError, subprocess.TimeoutExpired, OSError) as e:
+            failed += 1
+            print(f"{name} failed\n  {e}", flush=True)
+    return 1 if failed else 0
