@@ -24,7 +24,7 @@ lacks_control_bytes() { ! LC_ALL=C grep -aq $'[\r\033]' "$1"; }
 PIHYDRATE_PROGRESS=1 script -qec "'$bin' --thread '$root/examples/thread.json' --cwd '$work' -o tty.jsonl" /dev/null > tty.txt
 "$bin" --thread "$root/examples/thread.json" --cwd "$work" -o plain.jsonl 2> plain.err
 # Which phase the first redraw catches depends on scheduling: any of them, with its elapsed time.
-drawn_phase() { LC_ALL=C grep -aEq 'pi-hydrate: (converting the thread export|writing the session|verifying the output): .* \([0-9]+\.[0-9] s\)' "$1"; }
+drawn_phase() { LC_ALL=C grep -aEq 'pi-hydrate: (reading the input|converting the thread export|writing the session|verifying the output): .* \([0-9]+\.[0-9] s\)' "$1"; }
 check "terminal: the phase is drawn" drawn_phase tty.txt
 check "terminal: the line is erased" has tty.txt $'\r\033\[K'
 check "terminal: the same session" cmp -s tty.jsonl plain.jsonl
