@@ -24,12 +24,12 @@ tarball=$(bash "$source/tools/npm-pack.sh" "$work/out" --binary "$static" 2> "$w
 check "npm-pack.sh packs pi-hydrate-$version.tgz" "[ '$tarball' = '$work/out/pi-hydrate-$version.tgz' ] && [ -s '$tarball' ]"
 [ -s "$tarball" ] || { cat "$work/pack.err"; echo "npm_package: $passed passed, $failed failed"; exit 1; }
 tar -tzf "$tarball" | sort > "$work/contents"
-check "the tarball holds the linux-x64 binary and the launcher" \
-  "grep -qx package/vendor/linux-x64/pi-hydrate '$work/contents' && grep -qx package/bin/pi-hydrate.js '$work/contents'"
+check "the tarball holds the linux-x64 binary, the launcher and the extension" \
+  "grep -qx package/vendor/linux-x64/pi-hydrate '$work/contents' && grep -qx package/bin/pi-hydrate.js '$work/contents' && grep -qx package/extensions/hydrate.js '$work/contents'"
 check "the tarball holds no node_modules and no lockfile" "! grep -q 'node_modules\|package-lock' '$work/contents'"
 tar -xzf "$tarball" -C "$work" package/package.json
-check "its package.json has version $version" \
-  "node -e 'const p=require(process.argv[1]); process.exit(p.version===process.argv[2] ? 0 : 1)' '$work/package/package.json' '$version'"
+check "its package.json has version $version, the pi manifest and the pi-package keyword" \
+  "node -e 'const p=require(process.argv[1]); process.exit(p.version===process.argv[2] && p.keywords.includes(\"pi-package\") && p.pi.extensions.length ? 0 : 1)' '$work/package/package.json' '$version'"
 check "no registry address in packaging/npm or tools/npm-pack.sh" \
   "! grep -rqiE 'https?://|\"resolved\"' '$source/packaging/npm' '$source/tools/npm-pack.sh'"
 
