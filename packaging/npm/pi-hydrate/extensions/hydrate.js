@@ -62,7 +62,7 @@ export default function (pi) {
       piVersionArgs = [];
       const wanted = String(VERSION || "").split(".").slice(0, 2).join(".");
       const list = await run(["--list-pi-versions"], cwd);
-      if (list.code === 0 && list.stdout.split(/\s+/).includes(wanted)) piVersionArgs = ["--pi-version", wanted];
+      if (wanted && list.code === 0 && list.stdout.split(/\s+/).includes(wanted)) piVersionArgs = ["--pi-version", wanted];
     }
     return piVersionArgs;
   }
