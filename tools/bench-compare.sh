@@ -11,12 +11,12 @@
 #
 #   tools/bench-compare.sh [REV]   REV: any commit; default main~1 (the commit before main's head,
 #                                  first parent), or HEAD~1 without a main branch
-#   SIZE=64M tools/bench-compare.sh    the inputs' size (default 16M; gen_corpus.py's --size)
+#   SIZE=64M tools/bench-compare.sh    X
 #   RUNS=10 tools/bench-compare.sh     timed runs of each binary per job (default 5)
 #   PI_HYDRATE=path tools/bench-compare.sh   the NEW binary to use as it is (not built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=${SIZE:-16M}
+size=${SIZE:-64M}
 runs=${RUNS:-5}
 seed=1
 if [ $# -ge 1 ]; then
@@ -118,8 +118,8 @@ job() {  # job NAME INPUT ARGS...   (@OUT@ in ARGS: the output file)
   awk -v n="$name" -v omin="$(min "${ow[@]}")" -v omed="$(median "${ow[@]}")" -v ok="$(max "${orss[@]}")" \
       -v nmin="$(min "${nw[@]}")" -v nmed="$(median "${nw[@]}")" -v nk="$(max "${nrss[@]}")" -v note="$note" 'BEGIN {
     printf "%-24s %8.2f %8.2f %8.1f  %8.2f %8.2f %8.1f  %6s %6s %6s  %s\n", n, omin, omed, ok / 1024, nmin, nmed,
-      nk / 1024, omin > 0 ? sprintf("%.2f", nmin / omin) : "-", omed > 0 ? sprintf("%.2f", nmed / omed) : "-",
-      ok > 0 ? sprintf("%.2f", nk / ok) : "-", note
+      nk / 1024, (omin > 0 ? sprintf("%.2f", nmin / omin) : "-"), (omed > 0 ? sprintf("%.2f", nmed / omed) : "-"),
+      (ok > 0 ? sprintf("%.2f", nk / ok) : "-"), note
   }'
 }
 
