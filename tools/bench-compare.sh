@@ -11,7 +11,7 @@
 #
 #   tools/bench-compare.sh [REV]   REV: any commit; default main~1 (the commit before main's head,
 #                                  first parent), or HEAD~1 without a main branch
-#   SIZE=64M tools/bench-compare.sh    X
+#   SIZE=256M tools/bench-compare.sh   the inputs' size (default 64M; gen_corpus.py's --size)
 #   RUNS=10 tools/bench-compare.sh     timed runs of each binary per job (default 5)
 #   PI_HYDRATE=path tools/bench-compare.sh   the NEW binary to use as it is (not built)
 set -euo pipefail
