@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates a realistic pi session (v3 JSONL) or the equivalent thread export, of a chosen size.
 
-  tools/gen_corpus.py --kind session|thread|session-v1 --size 256M --seed 1 [--cwd DIR] -o FILE
+  tools/gen_corpus.py --kind KIND --size 256M --seed 1 [--cwd DIR] -o FILE
+  KIND: session, session-small, session-big, thread, session-v1, codex
 
 The same size and seed always give the same bytes. The mix (docs/performance.md):
   - user turns, a few sentences each;
@@ -10,6 +11,8 @@ The same size and seed always give the same bytes. The mix (docs/performance.md)
   - about one tool result in 60 carries a base64 PNG-like image of 20-300 KB;
   - branches (every ~40 turns a user goes back two entries and the old branch is abandoned),
     a compaction every ~400 entries, labels, custom entries and a session_info.
+session-small is a chain of short user messages (about 220 bytes a line: many small entries);
+session-big a few turns whose tool results are big (0.25 to 2 MiB of code-like text each).
 The thread export mirrors the same conversation: chat user turns, pi.chunk deltas for each
 assistant, pi.assistant, pi.tool_result, chat echoes, pi.compaction; it has no branches.
 session-v1 writes the same kind of conversation (shorter tool output, no images) as an old v1 file, the way pi wrote
@@ -18,11 +21,16 @@ file order without id/parentId, thinking-level and model changes, bash execution
 every third turn whose firstKeptEntryIndex counts parsed lines from 0 with the header, and from the
 fifth turn on, once, a tool call left without a result when the user interrupts. --cwd (default
 /tmp) is the header cwd.
+codex writes a Codex rollout made of real ones: the session_meta of a recording in
+tests/agents/recorded/codex-0.169.0/, then the other lines of those recordings, one recording after
+another in an order the seed draws, each time with fresh call ids (a call and its output keep one id).
 """
 import argparse
 import base64
 import json
+import pathlib
 import random
+import re
 
 WORDS = ("the of and to in is that for it as with was on be at by this had not are but from or have an they "
          "which one you were all her she there would their we him been has when who will more no if out so said what "
@@ -152,6 +160,39 @@ def write_session(out, target, rng):
     entry("session_info", name="Generated session (seed %d)" % rng.seed_value)
 
 
+def write_session_shape(out, target, rng, shape):
+    """session-small: a chain of short user messages; session-big: turns with one big tool result."""
+    conv = Conversation(rng)
+    out.write(dumps({"type": "session", "version": 3, "id": "019b0000-0000-7000-8000-%012x" % rng.randint(0, 1 << 48),
+                     "timestamp": iso(conv.ms), "cwd": "/tmp"}) + "\n")
+    written, n, parent = 0, 0, None
+
+    def entry(message):
+        nonlocal written, n, parent
+        n += 1
+        eid = "%08x" % n  # unique: the entry's number
+        line = dumps({"type": "message", "id": eid, "parentId": parent, "timestamp": iso(conv.ms), "message": message}) + "\n"
+        out.write(line)
+        written += len(line.encode())
+        parent = eid
+
+    def assistant(content, stop):
+        return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+                "model": "claude-sonnet-4-5", "usage": usage(rng), "stopReason": stop, "timestamp": conv.tick()}
+
+    while written < target:
+        if shape == "small":
+            entry({"role": "user", "content": [{"type": "text", "text": sentence(rng, rng.randint(3, 12))}], "timestamp": conv.tick()})
+            continue
+        entry({"role": "user", "content": [{"type": "text", "text": sentence(rng, rng.randint(6, 30))}], "timestamp": conv.tick()})
+        conv.call += 1
+        call = {"type": "toolCall", "id": f"toolu_{conv.call:08d}", "name": "read", "arguments": {"path": f"src/big{conv.call}.ts"}}
+        entry(assistant([{"type": "text", "text": sentence(rng, 10)}, call], "toolUse"))
+        entry({"role": "toolResult", "toolCallId": call["id"], "toolName": "read",
+               "content": [{"type": "text", "text": code_text(rng, rng.randint(2500, 20000))}], "isError": False, "timestamp": conv.tick()})
+        entry(assistant([{"type": "text", "text": sentence(rng, rng.randint(8, 40))}], "stop"))
+
+
 def write_session_v1(out, target, rng, cwd):
     conv = Conversation(rng, max_code_lines=12, images=False)
     out.write(dumps({"type": "session", "id": "%08x-%04x-4%03x-8%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(12),
@@ -232,9 +273,30 @@ def write_thread(out, target, rng):
     out.write("\n]}\n")
 
 
+CODEX_RECORDINGS = pathlib.Path(__file__).resolve().parent.parent / "tests/agents/recorded/codex-0.169.0"
+
+
+def write_codex(out, target, rng):
+    rollouts = [p.read_text(encoding="utf-8").splitlines(keepends=True) for p in sorted(CODEX_RECORDINGS.glob("*/rollout.jsonl"))]
+    bodies = [[line for line in lines if json.loads(line)["type"] != "session_meta"] for lines in rollouts]
+    first = rng.randrange(len(rollouts))
+    header = rollouts[first][0]
+    out.write(header)
+    written, copy, ordinal = len(header.encode()), 0, 0
+    while written < target:
+        copy += 1
+        for line in bodies[first if copy == 1 else rng.randrange(len(bodies))]:
+            # call_01_2 -> call_000007_01_2: unique in the file, the same in a call and its output.
+            line = re.sub(r'"call_([0-9]+_[0-9]+)"', lambda m: f'"call_{copy:06d}_{m.group(1)}"', line)
+            ordinal += 1  # Codex numbers a rollout's lines
+            line = re.sub(r'^(\{"timestamp":"[^"]*","ordinal":)[0-9]+', lambda m: m.group(1) + str(ordinal), line)
+            out.write(line)
+            written += len(line.encode())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kind", choices=["session", "thread", "session-v1"], default="session")
+    ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "session-v1", "codex"], default="session")
     ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/tmp", help="session-v1: the header cwd")
@@ -247,6 +309,10 @@ def main():
     with open(a.output, "w", encoding="utf-8", newline="\n") as out:
         if a.kind == "session-v1":
             write_session_v1(out, size, rng, a.cwd)
+        elif a.kind in ("session-small", "session-big"):
+            write_session_shape(out, size, rng, a.kind[len("session-"):])
+        elif a.kind == "codex":
+            write_codex(out, size, rng)
         else:
             (write_session if a.kind == "session" else write_thread)(out, size, rng)
 

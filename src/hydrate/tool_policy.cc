@@ -56,12 +56,15 @@ std::string portable_form(std::string_view id) {
 }
 
 // A tool call id every provider takes, made from `id`: its portable form,
-// with _2, _3, ... while `taken` says the id is in use.
+// with _2, _3, ... while `taken` says the id is in use. `n`: the first
+// suffix to try, then the one returned: an id once taken stays taken, so the
+// next call for the same form starts there, not at _2 again (which made
+// renaming k calls of one id cost k^2 tries).
 template <typename Taken>
-std::string portable_tool_call_id(std::string_view id, const Taken& taken) {
+std::string portable_tool_call_id(std::string_view id, const Taken& taken, std::uint64_t& n) {
   const std::string base = portable_form(id);
   if (!taken(base)) return base;
-  for (std::uint64_t n = 2;; ++n) {
+  for (;; ++n) {
     const std::string suffix = "_" + std::to_string(n);
     std::string candidate = base.substr(0, 64 - suffix.size()) + suffix;
     if (!taken(candidate)) return candidate;
@@ -346,6 +349,7 @@ void rename_tool_call_ids(const Branch& b, IdStates& ids, Pairing& pairing) {
   // for another model it sends every id in that form, so a new id must
   // not be the form of another call's id either (made on the first rename).
   std::unordered_map<std::string, std::uint32_t> forms;
+  std::unordered_map<std::string, std::uint64_t> next_suffix;  // per portable form: where its next search starts
   auto note_forms = [&] {
     for (std::size_t i = 0; i < b.size(); ++i) {
       if (pairing.first_call[i] == kNone) continue;
@@ -370,7 +374,7 @@ void rename_tool_call_ids(const Branch& b, IdStates& ids, Pairing& pairing) {
         const std::uint32_t others = f == forms.end() ? 0 : f->second - (id == own_form ? 1 : 0);
         return ids.contains(id) || given.count(id) > 0 || others > 0;
       };
-      std::string fresh = portable_tool_call_id(c.id, taken);
+      std::string fresh = portable_tool_call_id(c.id, taken, next_suffix.try_emplace(own_form, 2).first->second);
       given.insert(fresh);
       if (pairing.renamed.empty()) pairing.renamed.resize(pairing.calls.size());
       pairing.renamed[pairing.first_call[i] + k] = std::move(fresh);
