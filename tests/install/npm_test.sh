@@ -22,26 +22,7 @@ check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 version=$(sed -n 's/^project(pihydrate VERSION \([0-9.]*\).*/\1/p' "$source/CMakeLists.txt")
 tarball=$(bash "$source/tools/npm-pack.sh" "$work/out" --binary "$static" 2> "$work/pack.err")
 check "npm-pack.sh packs pi-hydrate-$version.tgz" "[ '$tarball' = '$work/out/pi-hydrate-$version.tgz' ] && [ -s '$tarball' ]"
-[ -s "$tarball" ] || { cat "$work/pack.err"; # What /hydrate completes FILE from: each agent's session files under HOME, newest first, with ~.
-h="$work/home"
-mkdir -p "$h/.claude/projects/-repo/sub" "$h/.codex/sessions/2026/11/27" "$h/.gemini/tmp/repo/chats" \
-         "$h/.qwen/projects/-repo/chats" "$h/.local/share/opencode"
-touch -d '2026-11-20 10:00' "$h/.claude/projects/-repo/a.jsonl"
-touch -d '2026-11-20 10:00' "$h/.claude/projects/-repo/sub/agent.jsonl"   # deeper than a transcript
-touch -d '2026-11-25 10:00' "$h/.codex/sessions/2026/11/27/rollout-1.jsonl"
-touch -d '2026-11-25 10:00' "$h/.codex/sessions/2026/11/27/notes.jsonl"    # not a rollout
-touch -d '2026-11-22 10:00' "$h/.gemini/tmp/repo/chats/session-1.jsonl"
-touch -d '2026-11-21 10:00' "$h/.qwen/projects/-repo/chats/q.jsonl"
-touch -d '2026-11-26 10:00' "$h/.local/share/opencode/opencode.db"
-node -e 'const s = require(process.argv[1]); console.log(s.sessionFiles(process.argv[2]).map((f) => f.agent + " " + f.value).join("\n"))' \
-  "$work/prefix/lib/node_modules/pi-hydrate/lib/sessions.js" "$h" > "$work/completions" 2>&1
-printf '%s\n' "OpenCode ~/.local/share/opencode/opencode.db" "Codex ~/.codex/sessions/2026/11/27/rollout-1.jsonl" \
-  "Gemini CLI ~/.gemini/tmp/repo/chats/session-1.jsonl" "Qwen Code ~/.qwen/projects/-repo/chats/q.jsonl" \
-  "Claude Code ~/.claude/projects/-repo/a.jsonl" > "$work/completions-want"
-check "the completions: the five agents' files, newest first" \
-  "cmp -s '$work/completions' '$work/completions-want' || diff '$work/completions-want' '$work/completions'"
-
-echo "npm_package: $passed passed, $failed failed"; exit 1; }
+[ -s "$tarball" ] || { cat "$work/pack.err"; echo "npm_package: $passed passed, $failed failed"; exit 1; }
 tar -tzf "$tarball" | sort > "$work/contents"
 check "the tarball holds the linux-x64 binary, the launcher and the extension" \
   "grep -qx package/vendor/linux-x64/pi-hydrate '$work/contents' && grep -qx package/bin/pi-hydrate.js '$work/contents' && grep -qx package/extensions/hydrate.js '$work/contents'"
