@@ -95,10 +95,10 @@ for r in "${rows[@]}"; do
     # Ratios only between inputs of about the same size (not for the big session).
     xc = (c > 0 && b < 1.1 * base) ? sprintf("%.1f", w / c) : "-"
     xp = (p != "" && w > 0 && b < 1.1 * base) ? sprintf("%.1f", p / w) : "-"
-    # The bounds of issue 6: 64 MiB to validate; 64 MiB + 200 B per entry read to hydrate.
-    bound = n ~ /^validate/ ? "64.0" : (n ~ /^hydrate/ && e != "") ? sprintf("%.1f", 64 + 200 * e / 1048576) : "-"
+    # docs/performance.md, "Memory bounds": 64 MiB + 384 B per entry read to hydrate.
+    bound = (n ~ /^hydrate/ && e != "") ? sprintf("%.1f", 64 + 384 * e / 1048576) : "-"
     printf "%-24s %9.2f %9.2f %10.1f %9s %9.0f %9s %9s  %s\n", n, w, cpu, r / 1024, bound, mbs, xc, xp, runs
   }'
 done
-echo "wall, cpu (user + system): medians of $repeat runs; peak: the highest of them; bound: 64 MiB, plus 200 B per entry read for a hydration"
+echo "wall, cpu (user + system): medians of $repeat runs; peak: the highest of them; bound: a hydration's, 64 MiB plus 384 B per entry read (docs/performance.md)"
 echo "x_cat: wall / cat's wall; x_pi: pi's wall / this wall (how many times faster than pi)"

@@ -109,7 +109,8 @@ struct ResumeContext {
   // sent): the reason and the line of the message it throws on.
   std::string request_error;
   std::uint64_t request_error_line = 0;
-  std::vector<SentMessage> messages;
+  std::vector<SentMessage> messages;  // empty when they went to a SentMessageSink
+  std::size_t message_count = 0;      // how many messages are sent (0 on a request error)
   std::vector<DroppedEntry> dropped;
 };
 
@@ -121,5 +122,16 @@ using LineText = std::function<std::string(const Entry&)>;
 // and rebuild_context called, for --leaf). Nothing is sent when the view
 // does not load.
 ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text);
+
+// Each message of the request, in order.
+using SentMessageSink = std::function<void(SentMessage&&)>;
+
+// The same, with the messages handed to `sink` one at a time instead of
+// kept in `messages` (left empty), so memory does not grow with them. When
+// pi-ai throws (request_error), the messages before the one it throws on
+// have gone to the sink already: a caller that shows them only when the
+// request builds runs a first pass with a sink that discards them.
+ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text,
+                                   const SentMessageSink& sink);
 
 }  // namespace pihydrate

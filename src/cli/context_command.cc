@@ -117,9 +117,10 @@ void write_text_block(const std::string& text, bool full, std::ostream& out) {
   if (!any) out << "    |\n";
 }
 
-void write_text(const std::string& file, const ResumeContext& rc, bool full, std::ostream& out) {
-  out << file << ": pi " << pi_version_name(rc.version) << " sends "
-      << plural(rc.messages.size(), "message", "messages");
+// The text report comes in three parts, so the messages can be written as
+// they arrive: the head (how many, the model), each message, the tail.
+void write_text_head(const std::string& file, const ResumeContext& rc, std::ostream& out) {
+  out << file << ": pi " << pi_version_name(rc.version) << " sends " << plural(rc.message_count, "message", "messages");
   if (rc.leaf >= 0) {
     out << " (leaf: line " << rc.leaf_line;
     if (rc.leaf_id) out << ", id " << quote_for_message(*rc.leaf_id);
@@ -127,40 +128,41 @@ void write_text(const std::string& file, const ResumeContext& rc, bool full, std
   }
   out << "\n";
   out << "model: " << rc.model.provider << "/" << rc.model.id << " (api " << rc.model.api << ")\n";
-  for (std::size_t i = 0; i < rc.messages.size(); ++i) {
-    const SentMessage& m = rc.messages[i];
-    out << "[" << i + 1 << "] " << m.role;
-    if (m.role == "toolResult") out << " for " << shown(m.tool_call_id) << (m.is_error ? " (isError)" : "");
-    if (m.source == SentSource::kSynthesized) {
-      out << ", synthesized by pi-ai: the call at line " << m.call_line << " has no result before the next turn\n";
-    } else {
-      out << ", from " << sent_source_name(m.source) << " at line " << m.line;
-      if (m.entry_id.kind != JsonKind::kMissing) out << " (id " << shown(m.entry_id) << ")";
-      out << "\n";
-    }
-    for (const std::string& text : m.texts) write_text_block(text, full, out);
-    for (const SentToolCall& c : m.tool_calls) {
-      std::string args = full ? c.arguments : shorten(c.arguments, kShortChars);
-      out << "    toolCall " << shown(c.id) << " " << shown(c.name) << " " << args << "\n";
-    }
-    std::vector<std::string> notes;
-    if (m.images) notes.push_back(plural(m.images, "image", "images"));
-    if (m.thinking) notes.push_back(plural(m.thinking, "thinking block", "thinking blocks") + " sent");
-    if (m.thinking_as_text)
-      notes.push_back(plural(m.thinking_as_text, "thinking block", "thinking blocks") +
-                      " of another model sent as text");
-    if (m.thinking_dropped)
-      notes.push_back(plural(m.thinking_dropped, "thinking block", "thinking blocks") +
-                      " dropped (another model's, or empty)");
-    if (m.edited) notes.push_back("content replaced by a context_edit");
-    if (m.orphan) notes.push_back("no call of the turn before it has this id: providers reject the request");
-    for (const std::string& n : notes) out << "    (" << n << ")\n";
+}
+
+void write_text_message(std::size_t number, const SentMessage& m, bool full, std::ostream& out) {
+  out << "[" << number << "] " << m.role;
+  if (m.role == "toolResult") out << " for " << shown(m.tool_call_id) << (m.is_error ? " (isError)" : "");
+  if (m.source == SentSource::kSynthesized) {
+    out << ", synthesized by pi-ai: the call at line " << m.call_line << " has no result before the next turn\n";
+  } else {
+    out << ", from " << sent_source_name(m.source) << " at line " << m.line;
+    if (m.entry_id.kind != JsonKind::kMissing) out << " (id " << shown(m.entry_id) << ")";
+    out << "\n";
   }
-  if (!rc.dropped.empty()) {
-    out << "dropped by pi (" << rc.dropped.size() << "):\n";
-    for (const DroppedEntry& d : rc.dropped)
-      out << "  line " << d.line << ": " << d.what << ": " << drop_explanation(d) << "\n";
+  for (const std::string& text : m.texts) write_text_block(text, full, out);
+  for (const SentToolCall& c : m.tool_calls) {
+    std::string args = full ? c.arguments : shorten(c.arguments, kShortChars);
+    out << "    toolCall " << shown(c.id) << " " << shown(c.name) << " " << args << "\n";
   }
+  std::vector<std::string> notes;
+  if (m.images) notes.push_back(plural(m.images, "image", "images"));
+  if (m.thinking) notes.push_back(plural(m.thinking, "thinking block", "thinking blocks") + " sent");
+  if (m.thinking_as_text)
+    notes.push_back(plural(m.thinking_as_text, "thinking block", "thinking blocks") + " of another model sent as text");
+  if (m.thinking_dropped)
+    notes.push_back(plural(m.thinking_dropped, "thinking block", "thinking blocks") +
+                    " dropped (another model's, or empty)");
+  if (m.edited) notes.push_back("content replaced by a context_edit");
+  if (m.orphan) notes.push_back("no call of the turn before it has this id: providers reject the request");
+  for (const std::string& n : notes) out << "    (" << n << ")\n";
+}
+
+void write_text_tail(const ResumeContext& rc, std::ostream& out) {
+  if (rc.dropped.empty()) return;
+  out << "dropped by pi (" << rc.dropped.size() << "):\n";
+  for (const DroppedEntry& d : rc.dropped)
+    out << "  line " << d.line << ": " << d.what << ": " << drop_explanation(d) << "\n";
 }
 
 void write_value(const SentValue& v, JsonWriter& w) {
@@ -307,10 +309,9 @@ void write_dropped(const DroppedEntry& d, JsonWriter& w) {
   w.EndObject();
 }
 
-void write_json(const ContextReport& report, bool full, const Diagnostics& load_errors, std::ostream& out) {
+// The JSON report, in two parts around the messages (write_message each).
+void write_json_head(const ContextReport& report, JsonWriter& w) {
   const ResumeContext& rc = report.context;
-  rapidjson::OStreamWrapper os(out);
-  JsonWriter w(os);
   w.StartObject();
   w.Key("tool");
   w.String("pi-hydrate context");
@@ -334,7 +335,10 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   write_request_error(rc, w);
   w.Key("messages");
   w.StartArray();
-  for (const SentMessage& m : rc.messages) write_message(m, full, w);
+}
+
+void write_json_tail(const ContextReport& report, const Diagnostics& load_errors, JsonWriter& w) {
+  const ResumeContext& rc = report.context;
   w.EndArray();
   w.Key("dropped");
   w.StartArray();
@@ -345,8 +349,6 @@ void write_json(const ContextReport& report, bool full, const Diagnostics& load_
   for (const Diagnostic& d : load_errors) write_diagnostic_json(d, w);
   w.EndArray();
   w.EndObject();
-  os.Flush();
-  out << "\n";
 }
 
 cxxopts::Options context_options() {
@@ -411,27 +413,66 @@ bool read_settings(const cxxopts::ParseResult& parsed, ContextSettings& s, std::
   return true;
 }
 
-// The report, as text or JSON; the exit code.
-int write_report(const ContextReport& report, const ContextSettings& s, std::ostream& out) {
+// Writes the report as it arrives: its head and each message while the
+// library reads them (resume_context streams them), the rest at the end.
+class ReportWriter {
+ public:
+  ReportWriter(const ContextSettings& s, std::ostream& out) : s_(s), out_(out), os_(out), w_(os_) {}
+
+  void head(const ContextReport& report) {
+    started_ = true;
+    if (json()) {
+      write_json_head(report, w_);
+      return;
+    }
+    write_conversion_text(report.file, report.format, report.conversion, !report.not_converted, out_);
+    write_text_head(report.file, report.context, out_);
+  }
+  void message(const SentMessage& m) {
+    if (json())
+      write_message(m, s_.full, w_);
+    else
+      write_text_message(++written_, m, s_.full, out_);
+  }
+  // The rest of the report; the exit code.
+  int finish(const ContextReport& report);
+
+ private:
+  bool json() const { return s_.format == "json"; }
+
+  const ContextSettings& s_;
+  std::ostream& out_;
+  rapidjson::OStreamWrapper os_;
+  JsonWriter w_;
+  bool started_ = false;  // head() was called: messages are being sent
+  std::size_t written_ = 0;
+};
+
+int ReportWriter::finish(const ContextReport& report) {
   const ResumeContext& rc = report.context;
   const std::string& name = report.file;
   const Diagnostics& load_errors = report.errors;
-  if (s.format == "text") write_conversion_text(name, report.format, report.conversion, !report.not_converted, out);
-  if (s.format == "json") {
-    write_json(report, s.full, rc.loads ? Diagnostics{} : load_errors, out);
-  } else if (report.not_converted) {
-    out << name << ": nothing is sent\n";
-  } else if (!rc.loads) {
-    for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out);
-    out << name << ": NOT loadable by pi " << pi_version_name(s.request.pi_version) << ": nothing is sent\n";
-  } else if (rc.request_error.empty()) {
-    write_text(name, rc, s.full, out);
+  if (json()) {
+    if (!started_) write_json_head(report, w_);
+    write_json_tail(report, rc.loads ? Diagnostics{} : load_errors, w_);
+    os_.Flush();
+    out_ << "\n";
+  } else if (started_) {
+    write_text_tail(rc, out_);
+  } else {
+    write_conversion_text(name, report.format, report.conversion, !report.not_converted, out_);
+    if (report.not_converted) {
+      out_ << name << ": nothing is sent\n";
+    } else if (!rc.loads) {
+      for (const Diagnostic& d : load_errors) write_diagnostic_text(d, out_);
+      out_ << name << ": NOT loadable by pi " << pi_version_name(s_.request.pi_version) << ": nothing is sent\n";
+    }
   }
   if (!rc.loads) return kExitFindings;
   if (!rc.request_error.empty()) {
-    if (s.format == "text")
-      out << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
-          << "request (" << rc.request_error << "): nothing is sent\n";
+    if (!json())
+      out_ << name << ":" << rc.request_error_line << ": error: pi loads this file, but pi-ai throws building every "
+           << "request (" << rc.request_error << "): nothing is sent\n";
     return kExitFindings;
   }
   return kExitOk;
@@ -458,13 +499,15 @@ int run_context(const std::vector<std::string>& args, std::istream& in, std::ost
   ContextSettings settings;
   if (!read_settings(parsed, settings, err)) return kExitUsage;
   const std::string& path = settings.path;
-  const ContextReport report =
-      resume_context(path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), settings.request);
+  ReportWriter writer(settings, out);
+  const ContextReport report = resume_context(
+      path == "-" ? Input::stream(in, "<stdin>") : Input::file(path), settings.request,
+      [&writer](const ContextReport& r) { writer.head(r); }, [&writer](SentMessage&& m) { writer.message(m); });
   if (!report.bad_branch.empty()) {
     for (const Diagnostic& d : report.bad_branch) write_diagnostic_text(d, err);
     return kExitUsage;
   }
-  return write_report(report, settings, out);
+  return writer.finish(report);
 }
 
 }  // namespace pihydrate

@@ -3,6 +3,7 @@
 // from it.
 #include <memory>
 
+#include "core/read_ahead_lines.h"
 #include "hydrate/plan.h"
 #include "jobs/session_of_input.h"
 #include "pihydrate/errors.h"
@@ -23,12 +24,18 @@ Diagnostic load_error(const SessionIndex& index, const PiView& view, std::string
   return d;
 }
 
+// Where the messages go: kept in the report (no `each`), or streamed.
+struct MessageOutput {
+  const std::function<void(const ContextReport&)>* head = nullptr;
+  const SentMessageSink* each = nullptr;
+};
+
 // The request pi builds from an indexed session.
-ContextReport context_of(const SessionIndex& index, LineSource& lines, const ContextOptions& options) {
-  const LineText line_text = [&lines](const Entry& e) {
-    std::string scratch;
-    return std::string(lines.read(e.offset, e.length, scratch));
-  };
+ContextReport context_of(const SessionIndex& index, LineSource& lines, const ContextOptions& options,
+                         const MessageOutput& output) {
+  ReadAheadLines read_ahead(lines, index.file_size);  // a path's lines nearly always come in file order
+  std::string scratch;
+  const LineText line_text = [&](const Entry& e) { return std::string(read_ahead.read(e.offset, e.length, scratch)); };
 
   ContextReport report;
   report.file = index.file;
@@ -59,7 +66,19 @@ ContextReport context_of(const SessionIndex& index, LineSource& lines, const Con
     if (!view.loads())
       report.errors.push_back(load_error(index, view, pi + " crashes building this branch's context: " + view.failure));
   }
-  if (verdict.loadable && view.loads()) report.context = build_resume_context(index, view, line_text);
+  if (verdict.loadable && view.loads()) {
+    if (!output.each) {
+      report.context = build_resume_context(index, view, line_text);
+    } else {
+      // The first pass counts the messages and finds whether pi-ai throws;
+      // the second hands them on.
+      report.context = build_resume_context(index, view, line_text, [](SentMessage&&) {});
+      if (report.context.request_error.empty()) {
+        (*output.head)(report);
+        build_resume_context(index, view, line_text, *output.each);
+      }
+    }
+  }
   if (!report.context.loads && report.errors.empty())
     report.errors.push_back(load_error(index, view, pi + " does not load this file: " + view.failure));
   return report;
@@ -67,13 +86,28 @@ ContextReport context_of(const SessionIndex& index, LineSource& lines, const Con
 
 }  // namespace
 
-ContextReport resume_context(const Input& input, const ContextOptions& options) {
+namespace {
+
+ContextReport context_of_input(const Input& input, const ContextOptions& options, const MessageOutput& output) {
   const SessionOfInput of = read_session_of(input, options.from, options.pi_version);
   ContextReport report;
   if (!of.converted || of.conversion.ok) {
     IndexedSession session;
     index_session(of.session, IndexOptions{}, session);
-    report = context_of(session.index, *session.lines, options);
+    // The head names the input as the report does, whatever the session is.
+    std::function<void(const ContextReport&)> head;
+    MessageOutput named = output;
+    if (output.head) {
+      head = [&](const ContextReport& r) {
+        ContextReport copy = r;
+        copy.file = input.name();
+        copy.format = of.format;
+        copy.conversion = of.conversion.report.diagnostics;
+        (*output.head)(copy);
+      };
+      named.head = &head;
+    }
+    report = context_of(session.index, *session.lines, options, named);
   } else {
     report.context.version = options.pi_version;
     report.not_converted = true;
@@ -82,6 +116,17 @@ ContextReport resume_context(const Input& input, const ContextOptions& options) 
   report.format = of.format;
   report.conversion = of.conversion.report.diagnostics;
   return report;
+}
+
+}  // namespace
+
+ContextReport resume_context(const Input& input, const ContextOptions& options) {
+  return context_of_input(input, options, MessageOutput{});
+}
+
+ContextReport resume_context(const Input& input, const ContextOptions& options,
+                             const std::function<void(const ContextReport&)>& head, const SentMessageSink& each) {
+  return context_of_input(input, options, MessageOutput{&head, &each});
 }
 
 }  // namespace pihydrate

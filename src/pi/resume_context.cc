@@ -235,17 +235,14 @@ struct LlmMessage {
 
 // Where the latest compaction and its kept range are on the path.
 struct KeptRange {
-  std::unordered_map<std::uint32_t, std::size_t> path_pos;  // node -> its position on the path
+  std::vector<std::uint32_t> path_pos;  // node -> its position on the path (0 when off it)
   bool has_compaction = false;
   std::size_t comp_pos = 0;     // the latest compaction's position; without one, the path's size
   std::uint64_t comp_line = 0;  // its line; 0 without one
   std::size_t kept_from = 0;    // the kept range: [kept_from, comp_pos)
 
   // A node's position on the path (0 for one not on it).
-  std::size_t position(std::uint32_t node) const {
-    const auto it = path_pos.find(node);
-    return it == path_pos.end() ? 0 : it->second;
-  }
+  std::size_t position(std::uint32_t node) const { return node < path_pos.size() ? path_pos[node] : 0; }
   // Whether buildSessionContext walks the path entry at `i`.
   bool walks(std::size_t i) const { return !has_compaction || i > comp_pos || (kept_from <= i && i < comp_pos); }
 };
@@ -358,7 +355,9 @@ struct SecondPass {
   std::vector<Pending> pending;
   std::vector<SentValue> answered;
   std::vector<SentMessage> held_system;
-  std::vector<SentMessage> out;
+  const std::function<void(SentMessage&&)>& out;  // where each message of the request goes, in order
+
+  explicit SecondPass(const std::function<void(SentMessage&&)>& sink) : out(sink) {}
 
   // Before the next assistant or user message, and at the end: a
   // "No result provided" for each call without a result, then the system
@@ -376,11 +375,11 @@ struct SecondPass {
       s.tool_call_id = call.id;
       s.is_error = true;
       s.call_line = call.line;
-      out.push_back(std::move(s));
+      out(std::move(s));
     }
     pending.clear();
     answered.clear();
-    for (SentMessage& s : held_system) out.push_back(std::move(s));
+    for (SentMessage& s : held_system) out(std::move(s));
     held_system.clear();
   }
   // A sent assistant: its calls wait for their results.
@@ -389,7 +388,7 @@ struct SecondPass {
       for (const SentToolCall& c : s.tool_calls) pending.push_back({c.id, s.line});
       answered.clear();
     }
-    out.push_back(std::move(s));
+    out(std::move(s));
   }
   // A result answers its id; an orphan when no waiting call has it.
   void add_result(SentMessage s) {
@@ -397,14 +396,14 @@ struct SecondPass {
     for (const Pending& call : pending) called = called || js_same(call.id, s.tool_call_id);
     s.orphan = !called;
     answered.push_back(s.tool_call_id);
-    out.push_back(std::move(s));
+    out(std::move(s));
   }
   // A system message waits while calls do.
   void add_system(SentMessage s) {
     if (!pending.empty())
       held_system.push_back(std::move(s));
     else
-      out.push_back(std::move(s));
+      out(std::move(s));
   }
 };
 
@@ -413,18 +412,20 @@ struct Builder {
   const PiView& view;
   const LineText& line_text;
   ResumeContext rc;
-  // Every parsed node's values live in one pool: a Document of its own per
-  // node cost a 4 KiB page each, 25 times the input on a chain of short
-  // messages.
+  const std::function<void(SentMessage&&)>& sink;  // each message of the request, in order
+  // The nodes parsed for the item at hand, their values in one pool (a
+  // Document of its own per node cost a 4 KiB page each). Released after
+  // each item (release_docs), so memory does not grow with the path.
   rapidjson::MemoryPoolAllocator<> pool;
   std::vector<std::unique_ptr<Value>> docs;  // per node, parsed on demand into `pool`
+  std::vector<std::uint32_t> parsed;         // the nodes `docs` holds
   std::vector<std::unique_ptr<Value>> made;  // values pi builds (`[]` for missing content, replacement texts)
   rapidjson::Document::AllocatorType* allocator = nullptr;
   rapidjson::Document scratch;
   const PiProfile& pi;  // what this version of pi does differently
 
-  Builder(const SessionIndex& i, const PiView& v, const LineText& t)
-      : index(i), view(v), line_text(t), docs(v.nodes.size()), pi(v.profile()) {
+  Builder(const SessionIndex& i, const PiView& v, const LineText& t, const std::function<void(SentMessage&&)>& s)
+      : index(i), view(v), line_text(t), sink(s), docs(v.nodes.size()), pi(v.profile()) {
     allocator = &scratch.GetAllocator();
   }
 
@@ -433,13 +434,23 @@ struct Builder {
   const Value& doc(std::int64_t node) {
     auto& d = docs[static_cast<std::size_t>(node)];
     if (!d) {
-      rapidjson::Document parsed(&pool);
+      rapidjson::Document line(&pool);
       const std::string text = decoded_as_node(line_text(entry(node)));
-      parsed.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
-      if (parsed.HasParseError()) parsed.SetNull();  // the view kept it, so it parsed; a changed file reads as nothing
-      d = std::make_unique<Value>(std::move(static_cast<Value&>(parsed)));
+      line.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+      if (line.HasParseError()) line.SetNull();  // the view kept it, so it parsed; a changed file reads as nothing
+      d = std::make_unique<Value>(std::move(static_cast<Value&>(line)));
+      parsed.push_back(static_cast<std::uint32_t>(node));
     }
     return *d;
+  }
+
+  // Forgets every parsed node and built value: nothing may point into them.
+  void release_docs() {
+    for (std::uint32_t node : parsed) docs[node].reset();
+    parsed.clear();
+    pool.Clear();
+    made.clear();
+    scratch.GetAllocator().Clear();
   }
 
   const Value* empty_array() {
@@ -463,36 +474,48 @@ struct Builder {
     return "message";
   }
 
-  // getSessionContextSettings over the path, and pi_load's api choice.
-  void choose_model(const std::vector<std::int64_t>& agent_assistants) {
-    const Value* provider = nullptr;
-    const Value* model_id = nullptr;
-    bool any = false;
-    for (std::uint32_t node : view.path) {
-      const Value& e = doc(node);
-      const Value* type = json_member(&e, "type");
+  // getSessionContextSettings over the path: the last model_change or
+  // assistant message names the model. Then pi_load's api choice: the api
+  // of the last sent assistant message of that model. Both found from the
+  // end, parsing only the entries the index says may name one.
+  void choose_model(const std::vector<std::int64_t>& sent_assistants) {
+    SentValue p{JsonKind::kString, "unknown"}, m{JsonKind::kString, "unknown"};
+    for (auto it = view.path.rbegin(); it != view.path.rend(); ++it) {
+      const Entry& e = entry(*it);
+      if (e.root != JsonKind::kObject ||
+          !(e.type == EntryType::kModelChange || (e.type == EntryType::kMessage && e.role == Role::kAssistant)))
+        continue;
+      const Value& line = doc(*it);
+      const Value* type = json_member(&line, "type");
+      const Value* provider = nullptr;
+      const Value* model_id = nullptr;
       if (is_string(type, "model_change")) {
-        provider = json_member(&e, "provider");
-        model_id = json_member(&e, "modelId");
-        any = true;
+        provider = json_member(&line, "provider");
+        model_id = json_member(&line, "modelId");
       } else if (is_string(type, "message") &&
-                 is_string(json_member(json_member(&e, "message"), "role"), "assistant")) {
-        provider = json_member(json_member(&e, "message"), "provider");
-        model_id = json_member(json_member(&e, "message"), "model");
-        any = true;
+                 is_string(json_member(json_member(&line, "message"), "role"), "assistant")) {
+        provider = json_member(json_member(&line, "message"), "provider");
+        model_id = json_member(json_member(&line, "message"), "model");
+      } else {
+        release_docs();
+        continue;
       }
+      if (!is_nullish(provider)) p = sent_value(provider);
+      if (!is_nullish(model_id)) m = sent_value(model_id);
+      release_docs();
+      break;
     }
-    SentValue p = any && !is_nullish(provider) ? sent_value(provider) : SentValue{JsonKind::kString, "unknown"};
-    SentValue m = any && !is_nullish(model_id) ? sent_value(model_id) : SentValue{JsonKind::kString, "unknown"};
     model_provider = p;
     model_id_value = m;
     model_api = SentValue{JsonKind::kString, "unknown"};
-    for (std::int64_t node : agent_assistants) {
-      const Value* message = assistant_message(node);
+    for (auto it = sent_assistants.rbegin(); it != sent_assistants.rend(); ++it) {
+      const Value* message = assistant_message(*it);
       const Value* api = json_member(message, "api");
-      if (js_same(sent_value(json_member(message, "provider")), p) &&
-          js_same(sent_value(json_member(message, "model")), m) && api && api->IsString())
-        model_api = sent_value(api);
+      const bool found = js_same(sent_value(json_member(message, "provider")), p) &&
+                         js_same(sent_value(json_member(message, "model")), m) && api && api->IsString();
+      if (found) model_api = sent_value(api);
+      release_docs();
+      if (found) break;
     }
     rc.model.provider = p.text;
     rc.model.id = m.text;
@@ -510,14 +533,14 @@ struct Builder {
   ContextEdits find_context_edits(const KeptRange& range);
   std::int64_t edit_for(const ContextEdits& edits, std::uint32_t node);
   void drop_outside_context(const KeptRange& range);
+  std::vector<std::int64_t> find_sent_assistants(const ContextEdits& edits);
   void add_llm_messages(const ContextItem& item, const KeptRange& range, const ContextEdits& edits,
-                        std::vector<LlmMessage>& llm, std::vector<std::int64_t>& agent_assistants);
+                        std::vector<LlmMessage>& llm);
   void add_compaction_messages(std::int64_t node, const Value& e, std::vector<LlmMessage>& llm);
-  bool message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range, LlmMessage& m,
-                      std::vector<std::int64_t>& agent_assistants);
+  bool message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range, LlmMessage& m);
   void apply_context_edit(const Value* replacement, LlmMessage& m);
   // transformMessages
-  bool convert(const std::vector<LlmMessage>& llm);
+  bool convert(const LlmMessage& m, SecondPass& pass);
   SentMessage sent_message(const LlmMessage& m);
   std::string read_assistant_content(const LlmMessage& m, SentMessage& s);
   bool fail(std::int64_t node, std::string why);
@@ -532,13 +555,20 @@ void Builder::build() {
   const ContextEdits edits = pi.applies_context_edits ? find_context_edits(range) : ContextEdits{};
   drop_outside_context(range);
 
-  // buildSessionContext's messages, then convertToLlm.
-  std::vector<LlmMessage> llm;
-  std::vector<std::int64_t> agent_assistants;  // assistant messages of context.messages, for the model's api
-  for (const ContextItem& item : view.context) add_llm_messages(item, range, edits, llm, agent_assistants);
+  choose_model(find_sent_assistants(edits));
 
-  choose_model(agent_assistants);
-  convert(llm);
+  // Item by item: buildSessionContext's messages, convertToLlm, then
+  // transformMessages, each message handed on as soon as it is known.
+  SecondPass pass(sink);
+  std::vector<LlmMessage> llm;
+  for (const ContextItem& item : view.context) {
+    llm.clear();
+    add_llm_messages(item, range, edits, llm);
+    for (const LlmMessage& m : llm)
+      if (!convert(m, pass)) return;
+    release_docs();
+  }
+  pass.close_pending();
   std::stable_sort(rc.dropped.begin(), rc.dropped.end(),
                    [](const DroppedEntry& a, const DroppedEntry& b) { return a.line < b.line; });
 }
@@ -553,7 +583,8 @@ void Builder::note_leaf() {
 
 KeptRange Builder::find_kept_range() {
   KeptRange r;
-  for (std::size_t i = 0; i < view.path.size(); ++i) r.path_pos[view.path[i]] = i;
+  r.path_pos.assign(view.nodes.size(), 0);
+  for (std::size_t i = 0; i < view.path.size(); ++i) r.path_pos[view.path[i]] = static_cast<std::uint32_t>(i);
   r.has_compaction = view.compaction >= 0;
   r.comp_pos = r.has_compaction ? r.position(static_cast<std::uint32_t>(view.compaction)) : view.path.size();
   r.comp_line = r.has_compaction ? entry(view.compaction).line : 0;
@@ -575,12 +606,31 @@ ContextEdits Builder::find_context_edits(const KeptRange& range) {
   ContextEdits edits;
   for (std::size_t i = 0; i < view.path.size(); ++i) {
     const std::uint32_t node = view.path[i];
-    if (!range.walks(i) || !is_string(json_member(&doc(node), "type"), "context_edit")) continue;
+    if (!range.walks(i) || entry(node).type != EntryType::kContextEdit) continue;  // the index knows most
+    if (!is_string(json_member(&doc(node), "type"), "context_edit")) continue;
     const SentValue target = sent_value(json_member(&doc(node), "targetId"));
+    release_docs();
     if (target.kind == JsonKind::kArray || target.kind == JsonKind::kObject) continue;
     edits.of_target[ContextEdits::key(target)] = node;
   }
   return edits;
+}
+
+// The assistant messages of the context that reach convertToLlm (a
+// context_edit may remove one), for the model's api.
+std::vector<std::int64_t> Builder::find_sent_assistants(const ContextEdits& edits) {
+  std::vector<std::int64_t> sent;
+  for (const ContextItem& item : view.context) {
+    const Entry& e = entry(item.node);
+    if (item.kind != ContextKind::kMessage || e.role != Role::kAssistant) continue;
+    const std::int64_t edit = edit_for(edits, item.node);
+    const Value* replacement = edit >= 0 ? json_member(&doc(edit), "replacement") : nullptr;
+    const bool removed = edit >= 0 && replacement && replacement->IsNull();
+    const bool assistant = is_string(json_member(json_member(&doc(item.node), "message"), "role"), "assistant");
+    release_docs();
+    if (!removed && assistant) sent.push_back(item.node);
+  }
+  return sent;
 }
 
 // The context_edit node that edits `node`, or -1.
@@ -610,13 +660,14 @@ void Builder::drop_outside_context(const KeptRange& range) {
     } else if (range.walks(i) && e.type == EntryType::kBranchSummary) {
       drop(node, "branch_summary", DropReason::kEmptyBranchSummary);
     }
+    release_docs();
   }
 }
 
 // One item of buildSessionContext's messages through convertToLlm: appended
 // to `llm`, or dropped with the reason.
 void Builder::add_llm_messages(const ContextItem& item, const KeptRange& range, const ContextEdits& edits,
-                               std::vector<LlmMessage>& llm, std::vector<std::int64_t>& agent_assistants) {
+                               std::vector<LlmMessage>& llm) {
   const std::int64_t node = item.node;
   const Value& e = doc(node);
   if (item.kind == ContextKind::kCompactionSummary) {
@@ -644,7 +695,7 @@ void Builder::add_llm_messages(const ContextItem& item, const KeptRange& range, 
     m.source = SentSource::kCustomMessage;
     m.content = json_member(&e, "content");
     if (pi.reads_missing_content_as_empty && is_nullish(m.content)) m.content = empty_array();
-  } else if (!message_to_llm(node, e, range.position(item.node), range, m, agent_assistants)) {
+  } else if (!message_to_llm(node, e, range.position(item.node), range, m)) {
     return;
   }
   apply_context_edit(replacement, m);
@@ -679,8 +730,8 @@ void Builder::add_compaction_messages(std::int64_t node, const Value& e, std::ve
 
 // A message entry's message, by role, as buildSessionContext reads it and
 // convertToLlm converts it into `m`. False when it is dropped.
-bool Builder::message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range, LlmMessage& m,
-                             std::vector<std::int64_t>& agent_assistants) {
+bool Builder::message_to_llm(std::int64_t node, const Value& e, std::size_t pos, const KeptRange& range,
+                             LlmMessage& m) {
   const Value* message = json_member(&e, "message");
   const Value* role = json_member(message, "role");
   std::string r = role && role->IsString() ? std::string(role->GetString(), role->GetStringLength()) : "";
@@ -694,7 +745,6 @@ bool Builder::message_to_llm(std::int64_t node, const Value& e, std::size_t pos,
     drop(node, "message (system)", DropReason::kSystemBeforeCompaction, range.comp_line);
     return false;
   }
-  if (r == "assistant") agent_assistants.push_back(node);
   if (r == "user" || r == "assistant" || r == "toolResult" || (r == "system" && pi.sends_system_messages)) {
     if (r == "system" && is_nullish(m.content)) {
       made.push_back(std::make_unique<Value>("", *allocator));
@@ -742,36 +792,32 @@ void Builder::apply_context_edit(const Value* replacement, LlmMessage& m) {
   m.edited = true;
 }
 
-// transformMessages: the first pass (thinking, content) and the second
-// (skipped turns, synthesized results). False when pi-ai throws.
-bool Builder::convert(const std::vector<LlmMessage>& llm) {
-  SecondPass pass;
-  for (const LlmMessage& m : llm) {
-    SentMessage s = sent_message(m);
-    if (m.role == "assistant") {
-      std::string error = read_assistant_content(m, s);
-      if (!error.empty()) return fail(m.node, std::move(error));
-      pass.close_pending();
-      const Value* stop = json_member(m.message, "stopReason");
-      if (is_string(stop, "error") || is_string(stop, "aborted")) {
-        drop(m.node, "message (assistant)",
-             is_string(stop, "error") ? DropReason::kErrorAssistant : DropReason::kAbortedAssistant);
-        continue;
-      }
-      pass.add_assistant(std::move(s));
-    } else if (m.role == "toolResult") {
-      s.tool_call_id = sent_value(json_member(m.message, "toolCallId"));
-      s.is_error = json_member(m.message, "isError") && json_member(m.message, "isError")->IsTrue();
-      pass.add_result(std::move(s));
-    } else if (m.role == "system") {
-      pass.add_system(std::move(s));
-    } else {
-      pass.close_pending();
-      pass.out.push_back(std::move(s));
+// transformMessages, one message at a time: the first pass (thinking,
+// content) and the second (skipped turns, synthesized results). False when
+// pi-ai throws.
+bool Builder::convert(const LlmMessage& m, SecondPass& pass) {
+  SentMessage s = sent_message(m);
+  if (m.role == "assistant") {
+    std::string error = read_assistant_content(m, s);
+    if (!error.empty()) return fail(m.node, std::move(error));
+    pass.close_pending();
+    const Value* stop = json_member(m.message, "stopReason");
+    if (is_string(stop, "error") || is_string(stop, "aborted")) {
+      drop(m.node, "message (assistant)",
+           is_string(stop, "error") ? DropReason::kErrorAssistant : DropReason::kAbortedAssistant);
+      return true;
     }
+    pass.add_assistant(std::move(s));
+  } else if (m.role == "toolResult") {
+    s.tool_call_id = sent_value(json_member(m.message, "toolCallId"));
+    s.is_error = json_member(m.message, "isError") && json_member(m.message, "isError")->IsTrue();
+    pass.add_result(std::move(s));
+  } else if (m.role == "system") {
+    pass.add_system(std::move(s));
+  } else {
+    pass.close_pending();
+    pass.out(std::move(s));
   }
-  pass.close_pending();
-  rc.messages = std::move(pass.out);
   return true;
 }
 
@@ -828,16 +874,30 @@ std::string Builder::read_assistant_content(const LlmMessage& m, SentMessage& s)
 bool Builder::fail(std::int64_t node, std::string why) {
   rc.request_error = std::move(why);
   rc.request_error_line = node >= 0 ? entry(node).line : 0;
-  rc.messages.clear();
   return false;
 }
 
 }  // namespace
 
-ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text) {
-  Builder b(index, view, line_text);
+ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text,
+                                   const SentMessageSink& sink) {
+  std::size_t count = 0;
+  const std::function<void(SentMessage &&)> counted = [&](SentMessage&& m) {
+    ++count;
+    sink(std::move(m));
+  };
+  Builder b(index, view, line_text, counted);
   b.build();
+  b.rc.message_count = b.rc.request_error.empty() ? count : 0;
   return std::move(b.rc);
+}
+
+ResumeContext build_resume_context(const SessionIndex& index, const PiView& view, const LineText& line_text) {
+  std::vector<SentMessage> messages;
+  ResumeContext rc =
+      build_resume_context(index, view, line_text, [&messages](SentMessage&& m) { messages.push_back(std::move(m)); });
+  if (rc.request_error.empty()) rc.messages = std::move(messages);  // when pi-ai throws, nothing is sent
+  return rc;
 }
 
 }  // namespace pihydrate

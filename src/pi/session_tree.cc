@@ -9,6 +9,7 @@
 #include <rapidjson/document.h>
 
 #include "core/json_value.h"
+#include "core/read_ahead_lines.h"
 #include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/validator.h"
@@ -127,6 +128,7 @@ std::string kind_of(const Entry& e) {
 }  // namespace
 
 SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version) {
+  ReadAheadLines read_ahead(lines, index.file_size);  // the tree reads every line, in file order
   const PiView view = build_pi_view(index, version);
 
   SessionTree tree;
@@ -174,7 +176,7 @@ SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiV
       if (label != labels.end()) node.label = std::string(label->second);
     }
     std::string scratch;
-    describe(std::string(lines.read(e.offset, e.length, scratch)), e, node);
+    describe(std::string(read_ahead.read(e.offset, e.length, scratch)), e, node);
   }
   for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
   if (view.compaction >= 0) {

@@ -185,6 +185,52 @@ TEST(Library, ResumeContextListsWhatPiSendsAndPicksABranch) {
   EXPECT_FALSE(report.errors.empty());
 }
 
+TEST(Library, StreamedContextHandsOnTheSameMessagesAfterAHeadThatCountsThem) {
+  std::string session =
+      R"({"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/nowhere"})"
+      "\n";
+  std::string parent = "null";
+  for (int i = 1; i <= 50; ++i) {
+    const std::string id = "\"m" + std::to_string(i) + "\"";
+    session += R"({"type":"message","id":)" + id + R"(,"parentId":)" + parent +
+               R"(,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"turn )" +
+               std::to_string(i) + R"(","timestamp":1}})" + "\n";
+    parent = id;
+  }
+  const ContextReport kept = resume_context(Input::bytes(session, "s.jsonl"));
+  ASSERT_EQ(kept.context.messages.size(), 50u);
+  EXPECT_EQ(kept.context.message_count, 50u);
+
+  int heads = 0;
+  std::vector<std::string> texts;
+  const ContextReport streamed = resume_context(
+      Input::bytes(session, "s.jsonl"), ContextOptions{},
+      [&](const ContextReport& head) {
+        ++heads;
+        EXPECT_EQ(head.context.message_count, 50u);
+        EXPECT_TRUE(texts.empty());  // the head comes first
+      },
+      [&](SentMessage&& m) { texts.push_back(m.texts.at(0)); });
+  EXPECT_EQ(heads, 1);
+  EXPECT_TRUE(streamed.context.messages.empty());
+  ASSERT_EQ(texts.size(), 50u);
+  for (std::size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(texts[i], kept.context.messages[i].texts.at(0));
+
+  // pi-ai throws on an assistant whose content is not an array: nothing is sent, nothing is handed on.
+  session +=
+      R"({"type":"message","id":"a","parentId":"m50","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":7,"stopReason":"stop","timestamp":2}})"
+      "\n";
+  heads = 0;
+  texts.clear();
+  const ContextReport failed = resume_context(
+      Input::bytes(session, "s.jsonl"), ContextOptions{}, [&](const ContextReport&) { ++heads; },
+      [&](SentMessage&& m) { texts.push_back(m.role); });
+  EXPECT_FALSE(failed.context.request_error.empty());
+  EXPECT_EQ(failed.context.message_count, 0u);
+  EXPECT_EQ(heads, 0);
+  EXPECT_TRUE(texts.empty());
+}
+
 TEST(Library, PhasesAreReportedInOrder) {
   TextSink sink;
   std::vector<std::string> phases;
