@@ -21,6 +21,8 @@ namespace {
 
 using test_support::Converted;
 using test_support::entries_of;
+using test_support::format_of;
+using test_support::texts_of;
 
 Converted convert(const std::string& events) {
   Converted out;
@@ -71,29 +73,6 @@ class Events {
 
 std::string call(const std::string& id, const std::string& command) {
   return R"({"toolCallId":")" + id + R"(","name":"bash","arguments":{"command":")" + command + R"("}})";
-}
-
-std::string format_of(const std::string& head) {
-  const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, true));
-  return r == nullptr ? "none" : r->info().name;
-}
-
-std::vector<std::string> texts_of(const Converted& s) {
-  std::vector<std::string> out;
-  for (const auto& e : entries_of(s)) {
-    if (!e.HasMember("message")) {
-      out.push_back(e["type"].GetString());
-      continue;
-    }
-    const auto& m = e["message"];
-    std::string t = std::string(m["role"].GetString()) + ":";
-    for (const auto& b : m["content"].GetArray()) {
-      const std::string type = b["type"].GetString();
-      t += type == "text" ? b["text"].GetString() : "[" + type + "]";
-    }
-    out.push_back(t);
-  }
-  return out;
 }
 
 TEST(CopilotCliReader, BidsOnItsSessionStartAlone) {
