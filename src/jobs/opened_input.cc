@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
 
 #include "jobs/sigbus_exit.h"
 #include "pihydrate/errors.h"
+#include "readers/readers.h"
 
 namespace pihydrate {
 
@@ -28,12 +30,15 @@ Diagnostic input_changed(const std::string& file, std::string message) {
 }
 
 OpenedInput::OpenedInput(const Input& input) : name_(input.name()) {
+  // A session an agent keeps as a folder or names by id (a Copilot CLI session): its file.
+  if (input.kind() == Input::Kind::kFile)
+    name_ = copilot_cli_session_file(input.name(), std::getenv("COPILOT_HOME"), std::getenv("HOME"));
   switch (input.kind()) {
     case Input::Kind::kStream:
       fd_.fd = spool_stream(*input.in(), input.name() == "<stdin>" ? "standard input" : input.name());
       break;
     case Input::Kind::kFile:
-      path_ = input.name();
+      path_ = name_;
       fd_.fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd_.fd < 0) throw IoError("cannot open " + path_ + ": " + std::strerror(errno));
       if (::fstat(fd_.fd, &before_) == 0) {

@@ -22,6 +22,7 @@
 #include "pihydrate/formats.h"
 #include "readers/head_record.h"
 #include "readers/jsonl_lines.h"
+#include "readers/log_source.h"
 #include "readers/readers.h"
 #include "readers/transcript_writer.h"
 
@@ -123,98 +124,6 @@ bool is_image(const JsonValue& part) {
   const JsonValue* inline_data = json_member(part, "inlineData");
   return inline_data && json_string(*inline_data, "mimeType").rfind("image/", 0) == 0 &&
          !json_string(*inline_data, "data").empty();
-}
-
-// Where the log is read from: its file, read in blocks and then record by
-// record at their offsets, or bytes in memory. Either way the reader holds
-// one record at a time, not the log.
-class LogSource {
- public:
-  virtual ~LogSource() = default;
-  // Up to `n` bytes from `offset` into `out`; 0 at the end.
-  virtual std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const = 0;
-};
-
-class BytesSource final : public LogSource {
- public:
-  explicit BytesSource(std::string bytes) : bytes_(std::move(bytes)) {}
-  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
-    if (offset >= bytes_.size()) return 0;
-    n = std::min<std::size_t>(n, bytes_.size() - offset);
-    std::memcpy(out, bytes_.data() + offset, n);
-    return n;
-  }
-
- private:
-  std::string bytes_;
-};
-
-class FileSource final : public LogSource {
- public:
-  FileSource(int fd, const std::string& name) : fd_(fd), name_(name) {}
-  std::size_t read_at(std::uint64_t offset, char* out, std::size_t n) const override {
-    for (;;) {
-      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
-      if (got >= 0) return static_cast<std::size_t>(got);
-      if (errno != EINTR) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
-    }
-  }
-
- private:
-  int fd_;
-  const std::string& name_;
-};
-
-// `size` bytes from `offset`, lone UTF-16 surrogate escapes rewritten as for
-// the other inputs; fewer when the log ended (it shrank under the reader).
-std::string read_record(const LogSource& source, std::uint64_t offset, std::size_t size) {
-  std::string bytes(size, '\0');
-  std::size_t done = 0;
-  while (done < size) {
-    const std::size_t got = source.read_at(offset + done, &bytes[done], size - done);
-    if (got == 0) break;
-    done += got;
-  }
-  bytes.resize(done);
-  neutralize_lone_surrogates(bytes.data(), bytes.size());
-  return bytes;
-}
-
-// JSONL framing over a source, as for_each_jsonl_line frames a string
-// (jsonl_lines.h: LF, a CR before it, a BOM, blank lines skipped), one line
-// in memory at a time; offsets and columns are the log's.
-void for_each_log_line(const LogSource& source, const std::function<bool(const JsonlLine&)>& visit) {
-  std::string line;
-  std::vector<char> block(1 << 16);
-  std::uint64_t offset = 0, start = 0, number = 1;
-  const auto emit = [&](bool last) {
-    std::size_t begin = start == 0 && line.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    std::size_t end = line.size();
-    if (end > begin && line[end - 1] == '\r') --end;
-    if (line.find_first_not_of(" \t", begin) >= end) return true;  // blank
-    neutralize_lone_surrogates(line.data() + begin, end - begin);
-    JsonlLine l;
-    l.number = number;
-    l.start = start;
-    l.begin = start + begin;
-    l.text = std::string_view(line).substr(begin, end - begin);
-    l.last_without_newline = last;
-    return visit(l);
-  };
-  for (std::size_t got; (got = source.read_at(offset, block.data(), block.size())) != 0; offset += got) {
-    for (std::size_t at = 0; at < got;) {
-      const char* nl = static_cast<const char*>(std::memchr(block.data() + at, '\n', got - at));
-      const std::size_t to = nl == nullptr ? got : static_cast<std::size_t>(nl - block.data());
-      line.append(block.data() + at, to - at);
-      if (nl == nullptr) break;
-      if (!emit(false)) return;
-      line.clear();
-      start = offset + to + 1;
-      ++number;
-      at = to + 1;
-    }
-  }
-  if (!line.empty()) emit(true);
 }
 
 class GeminiCliReader {

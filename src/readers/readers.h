@@ -16,6 +16,7 @@ const Reader& codex_reader();          // codex_reader.cc
 const Reader& gemini_cli_reader();     // gemini_cli_reader.cc
 const Reader& qwen_code_reader();      // qwen_code_reader.cc
 const Reader& opencode_reader();       // opencode_reader.cc
+const Reader& copilot_cli_reader();    // copilot_cli_reader.cc
 
 // The session text a transcript stands for (its origins, findings and
 // counts in `out`); empty when it cannot be read. `file` names the
@@ -29,5 +30,11 @@ std::string convert_gemini_cli(std::string chat_log, const std::string& file, Re
 // A Qwen Code chat file is a chain of records: the chain written ends at the
 // record whose uuid is `leaf`, or by default at the file's last record.
 std::string convert_qwen_code(std::string chat, const std::string& file, const std::string& leaf, ReadSession& out);
+
+std::string convert_copilot_cli(std::string events, const std::string& file, ReadSession& out);
+// The file a --session argument names: the argument itself; or, for a Copilot CLI
+// session's folder, its events.jsonl; or, for a bare session id, that of the folder
+// under `copilot_home` ($COPILOT_HOME) or `home`/.copilot (either may be null).
+std::string copilot_cli_session_file(const std::string& argument, const char* copilot_home, const char* home);
 
 }  // namespace pihydrate

@@ -36,4 +36,29 @@ inline std::string role_of(const rapidjson::Document& e) {
   return e["message"]["role"].GetString();
 }
 
+// The format the registry finds for an input starting with `head`, or "none".
+inline std::string format_of(const std::string& head) {
+  const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, true));
+  return r == nullptr ? "none" : r->info().name;
+}
+
+// Each entry as "role:texts" ("[type]" for a block that is not text), or its type when it is no message.
+inline std::vector<std::string> texts_of(const Converted& s) {
+  std::vector<std::string> out;
+  for (const auto& e : entries_of(s)) {
+    if (!e.HasMember("message")) {
+      out.push_back(e["type"].GetString());
+      continue;
+    }
+    const auto& m = e["message"];
+    std::string t = std::string(m["role"].GetString()) + ":";
+    for (const auto& b : m["content"].GetArray()) {
+      const std::string type = b["type"].GetString();
+      t += type == "text" ? b["text"].GetString() : "[" + type + "]";
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace pihydrate::test_support

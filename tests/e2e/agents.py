@@ -112,6 +112,18 @@ OpenCode (Anthropic Messages through the AI SDK; N1-N4 and N11 apply to its requ
       summary as an assistant text (docs/opencode.md O8); pi sends the summary in its own wrapper as a
       user text. The stand-in side's summary is the assistant item holding the scripted summary, the
       question before it is left out, and it matches pi's summary item by containment (N16).
+Copilot CLI (Anthropic Messages from a custom provider; N11 does not apply):
+  N26 Copilot CLI: a tool result's isError is not compared: the CLI sends a command that exited
+      non-zero as a plain result (it counts as a success to the CLI: shellExecution.exitCode 1), the
+      code in the result's "<shellId: N completed with exit code K>" trailer, compared as text;
+      pi-hydrate marks it failed, as pi's bash tool would (docs/copilot-cli.md C9).
+  N27 Copilot CLI: a compaction is sent as a user text of its own ("Some of the conversation history
+      has been summarized ... <user_message>...</user_message> ... <summary>S</summary>") before the
+      next prompt; the stand-in side's summary item is S, the scripted summary, which pi's summary
+      (the same text in pi's wrapper, docs/copilot-cli.md C12) contains (N16).
+  N28 Copilot CLI: a tool result's images are not compared on pi's side: with a custom provider the
+      CLI sent the view tool's image (binaryResultsForLlm) neither in the turn nor on resume
+      (recorded/copilot-cli-1.0.102/image); pi-hydrate carries it (C8), which a vision model reads.
 
 Prints a table (recording x converted / context per pi version / resumed per pi version), each failure's
 reason, and `agents: N passed, M failed`; exits 1 on any failure.
@@ -143,6 +155,8 @@ TRANSCRIPTS["qwen-code"] = "transcript.jsonl"  # Qwen Code's chat file (qwen_cod
 APIS["qwen-code"] = "openai-completions"  # it spoke Chat Completions, and pi resumes over it
 TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/opencode.md)
 APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
+TRANSCRIPTS["copilot-cli"] = "events.jsonl"  # Copilot CLI: its session folder's events (docs/copilot-cli.md)
+APIS["copilot-cli"] = "anthropic-messages"  # recorded with a custom Anthropic provider (copilot_cli_driver.py)
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
@@ -444,12 +458,16 @@ def standin_side(agent, conversation, scenario):
         from_gemini(request["contents"]) if "contents" in request else from_responses(request.get("input") or [])
     if agent == "qwen-code":
         items = from_chat(request["messages"])
+    if agent == "copilot-cli":  # N26
+        items = [dict(it, isError=None) if it["kind"] == "result" else it for it in items]
     if picked[last] is None:
         return None, f"no scripted reply for request {request['seq']}"
     items += reply_items(replies[picked[last]], agent)
     summaries = [r["summary"] for r in scenario.get("script", []) if isinstance(r, dict) and r.get("summary")]
     if summaries:
         items = from_summary_on(items, summaries, agent)
+    if agent == "copilot-cli" and summaries and items and items[0]["kind"] == "summary":  # N27
+        items[0] = _item("summary", text=next(summary_core(s) for s in summaries if summary_core(s) in items[0]["text"]))
     return items, None
 
 
@@ -693,6 +711,8 @@ def context_problems(rec, loaded, out, allowed):
     if why:
         return [why]
     got = pi_side(loaded["llm"], branch_messages(read_jsonl(out), loaded.get("leafId")))
+    if rec["agent"] == "copilot-cli":  # N28
+        got = [it for i, it in enumerate(got) if not (it["kind"] == "image" and i and got[i - 1]["kind"] in ("result", "image"))]
     return compare(expected, got, allowed)
 
 

@@ -16,7 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // asks for a --leaf.
   ReadSession converted;
   const std::string leaf = (data[0] & 2) != 0 ? "u1" : "";
-  const std::string session = (data[0] & 8) != 0   ? convert_qwen_code(bytes, "fuzz", leaf, converted)
+  // Bit 4 (before the others) picks Copilot CLI.
+  const std::string session = (data[0] & 16) != 0  ? convert_copilot_cli(bytes, "fuzz", converted)
+                              : (data[0] & 8) != 0 ? convert_qwen_code(bytes, "fuzz", leaf, converted)
                               : (data[0] & 4) != 0 ? convert_gemini_cli(bytes, "fuzz", converted)
                               : (data[0] & 1) != 0 ? convert_claude_code(bytes, "fuzz", leaf, converted)
                                                    : convert_codex(bytes, "fuzz", converted);

@@ -1134,6 +1134,53 @@ def cases(S):
     add("qwen-garbage-read-as-qwen", "qwen", "session", raw(bytes(range(256)) * 64), 1, ["PH605"],
         extra=("--from", "qwen-code"))
 
+    # ---- 20. Copilot CLI events (docs/copilot-cli.md): one chain of events by id/parentId -----------
+    def cev(eid, parent, kind, data):
+        return json.dumps({"type": kind, "data": data, "id": eid, "timestamp": TS, "parentId": parent})
+
+    c_start = cev("c0", None, "session.start", {"sessionId": "c-1", "version": 1, "producer": "copilot-agent",
+                                                "copilotVersion": "1.0.102", "startTime": TS, "context": {"cwd": cwd}})
+    c_base = [c_start, cev("c1", "c0", "user.message", {"content": "List the files."}),
+              cev("c2", "c1", "assistant.message", {"messageId": "m1", "content": "Looking.", "toolRequests": [
+                  {"toolCallId": "toolu_c1", "name": "bash", "arguments": {"command": "ls"}}]}),
+              cev("c3", "c2", "tool.execution_complete", {"toolCallId": "toolu_c1", "success": True,
+                                                          "shellExecution": {"exitCode": 1},
+                                                          "result": {"content": "x\n<shellId: 0 completed with exit code 1>"}}),
+              cev("c4", "c3", "assistant.message", {"messageId": "m2", "content": "Done."})]
+    c_cut = c_base[2][:len(c_base[2]) // 2]
+    add("copilot-cut-off-last-line", "copilot-cli", "session", sess(c_base + [c_cut], False), 0, ["PH606"])
+    add("copilot-cut-in-the-middle", "copilot-cli", "session", sess(c_base[:2] + [c_cut] + c_base[3:]), 1, ["PH605"])
+    add("copilot-no-start", "copilot-cli", "session", sess(c_base[1:]), 1, ["PH605"], extra=("--from", "copilot-cli"))
+    add("copilot-wrong-types", "copilot-cli", "session", sess(c_base + [
+        cev("c5", "c4", "user.message", {"content": 7, "attachments": "x"}),
+        cev("c6", "c5", "assistant.message", {"content": ["a"], "toolRequests": {"x": 1}, "reasoningBlocks": [1]}),
+        cev("c7", "c6", "tool.execution_complete", {"toolCallId": 3, "success": "yes", "result": [1]}),
+        json.dumps({"type": 5, "data": "x", "id": 9, "parentId": {}}),
+        cev("c8", "c7", "session.compaction_complete", {"success": True, "summaryContent": {"a": 1}}),
+        cev("c9", "c8", "assistant.message", {"messageId": "m3", "content": "Still here."})]), 0, ["PH606"])
+    # Ids that link in a loop, to themselves or to a later event: the file's order stands.
+    add("copilot-chain-loops", "copilot-cli", "session", sess([c_start] + [
+        cev("c1", "c4", "user.message", {"content": "hi"}), cev("c2", "c2", "assistant.message", {"content": "a"}),
+        cev("c3", "c9", "user.message", {"content": "again"}), cev("c4", "c1", "assistant.message", {"content": "b"})]),
+        0, ["PH606"])
+    add("copilot-deep-nesting", "copilot-cli", "session", sess(c_base[:2] + [
+        cev("c2", "c1", "assistant.message", {"content": "x", "toolRequests": []})[:-1] + ',"deep":' +
+        "[" * 100000 + "]" * 100000 + "}"] + c_base[3:]), 1, ["PH605"])
+    add("copilot-garbage-read-as-copilot", "copilot-cli", "session", raw(bytes(range(256)) * 64), 1, ["PH605"],
+        extra=("--from", "copilot-cli"))
+
+    def copilot_events(n):
+        def make(p):
+            with open(p, "w") as f:
+                f.write(c_start + "\n")
+                for i in range(1, n):
+                    kind = "user.message" if i % 2 else "assistant.message"
+                    f.write(cev(f"c{i}", f"c{i - 1}", kind, {"messageId": f"m{i}", "content": f"turn {i}"}) + "\n")
+            return p
+        return make
+    add("copilot-100k-events", "copilot-cli", "session",
+        lambda d: copilot_events(100000)(os.path.join(d, "in.jsonl")), 0)
+
     # ---- 19. OpenCode databases and exports (docs/opencode.md) ----------------------------------
     add("opencode-db-valid", "opencode", "session", lambda d: opencode_db(d), 0, forbid=["PH605"])
     add("opencode-db-truncated", "opencode", "session",

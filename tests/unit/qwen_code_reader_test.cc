@@ -15,6 +15,8 @@ namespace {
 
 using test_support::Converted;
 using test_support::entries_of;
+using test_support::format_of;
+using test_support::texts_of;
 
 Converted convert(const std::string& chat, const std::string& leaf = "") {
   Converted out;
@@ -37,29 +39,6 @@ std::string model(const std::string& uuid, const std::string& parent, const std:
 }
 std::string telemetry(const std::string& uuid, const std::string& parent) {
   return rec("system", uuid, parent, R"("subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"x"}})");
-}
-
-std::string format_of(const std::string& head) {
-  const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, true));
-  return r == nullptr ? "none" : r->info().name;
-}
-
-std::vector<std::string> texts_of(const Converted& s) {
-  std::vector<std::string> out;
-  for (const auto& e : entries_of(s)) {
-    if (!e.HasMember("message")) {
-      out.push_back(e["type"].GetString());
-      continue;
-    }
-    const auto& m = e["message"];
-    std::string t = std::string(m["role"].GetString()) + ":";
-    for (const auto& b : m["content"].GetArray()) {
-      const std::string type = b["type"].GetString();
-      t += type == "text" ? b["text"].GetString() : "[" + type + "]";
-    }
-    out.push_back(t);
-  }
-  return out;
 }
 
 TEST(QwenCodeReader, OutbidsClaudeCodeWhoseRecordsAlsoHaveUuidAndSessionId) {
