@@ -19,7 +19,8 @@ class ByteSource {
   // Reads up to `size` bytes; returns 0 at end of input. Throws IoError.
   virtual std::size_t read(char* buffer, std::size_t size) = 0;
   // Optionally, instead of read: the next bytes in the source's own
-  // writable memory, whole lines ending with '\n'. The caller may change
+  // writable memory, whole lines ending with '\n', followed by at least
+  // kLinePadding more addressable bytes (Line::data). The caller may change
   // them (a line reader parses them in place) and uses them until it calls
   // the source again. nullptr when the source has no such bytes to lend:
   // read goes on from where the source is.
@@ -33,10 +34,17 @@ std::unique_ptr<ByteSource> make_fd_source(int fd, std::string name);
 std::unique_ptr<ByteSource> make_istream_source(std::istream& in);
 std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes);
 
+// Bytes that stay addressable past a line's '\0'. RapidJSON's SSE2 scans of
+// an in-place string load aligned 16-byte blocks, so they may read up to 15
+// bytes past the '\0' (never acting on them); padded buffers keep those
+// loads inside the allocation, where AddressSanitizer has nothing to report.
+constexpr std::size_t kLinePadding = 16;
+
 struct Line {
   std::string_view bytes;  // without the '\n' (a '\r' before it is kept)
   // The same bytes, writable, with a '\0' right after them (where the '\n'
-  // was): in-place parsers may use the line as their buffer.
+  // was) and kLinePadding bytes after that: in-place parsers may use the
+  // line as their buffer.
   char* data = nullptr;
   std::uint64_t number = 0;  // 1-based physical line number
   std::uint64_t offset = 0;  // byte offset of the line's first byte

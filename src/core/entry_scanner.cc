@@ -587,7 +587,8 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
   for (int attempt = 0;; ++attempt) {
     char* text = data;
     if (copy) {
-      scratch_.assign(data, data + size + 1);  // with the '\0'
+      scratch_.reserve(size + 1 + kLinePadding);  // capacity: addressable, see kLinePadding
+      scratch_.assign(data, data + size + 1);     // with the '\0'
       text = scratch_.data();
     }
     entry = Entry();

@@ -10,6 +10,9 @@
 namespace pihydrate {
 namespace {
 
+// Past the data: a '\0' for a last line without '\n', then the padding.
+constexpr std::size_t kSpare = 1 + kLinePadding;
+
 class FdSource final : public ByteSource {
  public:
   FdSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
@@ -65,7 +68,7 @@ std::unique_ptr<ByteSource> make_memory_source(std::string_view bytes) { return 
 LineReader::LineReader(ByteSource& source, LineReaderOptions options) : source_(source), options_(options) {
   if (options_.max_line_bytes > kMaxLineBytesLimit) options_.max_line_bytes = kMaxLineBytesLimit;
   if (options_.read_chunk == 0) options_.read_chunk = 1;
-  buffer_.resize(options_.read_chunk + 1);
+  buffer_.resize(options_.read_chunk + kSpare);
   data_ = buffer_.data();
 }
 
@@ -85,7 +88,7 @@ bool LineReader::fill() {
   std::size_t pending = end_ - begin_;
   if (data_ != buffer_.data()) {
     // Leaving lent bytes: what is left of them moves into the own buffer.
-    if (buffer_.size() < pending + options_.read_chunk + 1) buffer_.resize(pending + options_.read_chunk + 1);
+    if (buffer_.size() < pending + options_.read_chunk + kSpare) buffer_.resize(pending + options_.read_chunk + kSpare);
     std::memcpy(buffer_.data(), data_ + begin_, pending);
     data_ = buffer_.data();
   } else if (begin_ > 0) {
@@ -94,12 +97,12 @@ bool LineReader::fill() {
   }
   begin_ = 0;
   end_ = pending;
-  // One spare byte past the data, so the last line can be '\0'-terminated too.
-  if (buffer_.size() - end_ < options_.read_chunk + 1) {
-    buffer_.resize(end_ + options_.read_chunk + 1);
+  // Spare bytes past the data: the last line's '\0', and the padding.
+  if (buffer_.size() - end_ < options_.read_chunk + kSpare) {
+    buffer_.resize(end_ + options_.read_chunk + kSpare);
     data_ = buffer_.data();
   }
-  std::size_t n = source_.read(buffer_.data() + end_, buffer_.size() - end_ - 1);
+  std::size_t n = source_.read(buffer_.data() + end_, buffer_.size() - end_ - kSpare);
   if (n == 0) {
     eof_ = true;
     return false;

@@ -59,6 +59,7 @@ class SpoolIndexer::Source final : public ByteSource {
     }
     if (at_ != 0 || current_.bytes.back() != '\n') return nullptr;
     size = current_.bytes.size();
+    current_.bytes.reserve(size + kLinePadding);  // see ByteSource::lend
     at_ = size;
     return current_.bytes.data();
   }
