@@ -66,7 +66,9 @@ class LineSource {
 std::unique_ptr<LineSource> make_fd_line_source(int fd, std::string name);
 std::unique_ptr<LineSource> make_memory_line_source(std::string bytes);
 
-// Where output lines go (each call is one line without '\n').
+// Where output lines go (each call is one line without '\n'). Calls never
+// overlap, but hydrate_session makes its write_lines calls from a thread of
+// its own, so a sink must not depend on the calling thread.
 class LineSink {
  public:
   virtual ~LineSink() = default;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/json_spans.h"
+#include "core/writer_thread.h"
 #include "hydrate/plan.h"
 #include "pi/nodes_by_id.h"
 #include "pihydrate/errors.h"
@@ -123,6 +124,9 @@ void write_planned_entries(const SessionIndex& index, const PiView& branch, cons
     return node >= 0 ? &branch.entry(index, static_cast<std::uint32_t>(node)) : nullptr;
   };
   std::string lines, scratch;
+  // The blocks are written on a thread of their own while the next is
+  // rendered (on tmpfs the write is a fifth of a session's hydration).
+  WriterThread writer(sink);
   // Where the lines copy runs of their source lines unchanged (`from` made
   // the input offset): once written, the input's long strings inside them
   // are noted where they went (HydrateReport::carried).
@@ -154,11 +158,12 @@ void write_planned_entries(const SessionIndex& index, const PiView& branch, cons
       for (std::size_t k = runs_before; k < copied.size(); ++k) copied[k].from += e->offset;
       lines += '\n';
     }
-    sink.write_lines(lines);
+    const std::uint64_t size = lines.size();
+    writer.write(lines);
     for (const ByteEdits::CopiedRun& run : copied)
       if (run.length >= LongStrings::kMinLength)
         note_carried_strings(index.long_strings, run.from, written + run.out_at, run.length, report.carried);
-    written += lines.size();
+    written += size;
   };
   // The output is about its source lines' size (edits change a few bytes a
   // line; synthetic lines are short): a little more is announced.
@@ -179,6 +184,7 @@ void write_planned_entries(const SessionIndex& index, const PiView& branch, cons
     }
   }
   if (batch_begin < plan.entries.size()) write_batch(batch_begin, plan.entries.size());
+  writer.finish();
 }
 
 }  // namespace
