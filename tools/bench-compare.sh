@@ -7,7 +7,9 @@
 # tools/gen_corpus.py, then runs each job with both binaries, alternating
 # OLD and NEW, RUNS times each after a warm-up of each, the outputs on tmpfs.
 # Prints per job the minimum and median wall time and the highest peak RSS of
-# each binary, and NEW/OLD. A benchmark, not a test: it asserts nothing.
+# each binary, and NEW/OLD; beside each, the floor: one RapidJSON pass over
+# the input on one core (json-pass), and NEW's minimum over it. A benchmark,
+# not a test: it asserts nothing.
 #
 #   tools/bench-compare.sh [REV]   REV: any commit; default main~1 (the commit before main's head,
 #                                  first parent), or HEAD~1 without a main branch
@@ -48,6 +50,10 @@ if [ -z "${PI_HYDRATE:-}" ]; then
   cmake --build build -j "$(nproc)" --target pi-hydrate > "$dir/build-current.log" ||
     { echo "bench-compare.sh: building the current tree failed: $dir/build-current.log" >&2; exit 2; }
 fi
+[ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIHYDRATE_WERROR=ON > /dev/null
+cmake --build build --target json-pass > "$dir/build-json-pass.log" ||
+  { echo "bench-compare.sh: building json-pass failed: $dir/build-json-pass.log" >&2; exit 2; }
+json_pass=build/json-pass
 
 # The inputs, generated once per size by the current tree's generator.
 input() {  # input KIND EXT -> the file's path
@@ -83,12 +89,14 @@ keep() {  # keep WHICH: the last run's output, stdout and stderr, to compare
   for f in out stdout stderr; do rm -f "$shm/$1.$f"; [ ! -f "$shm/$f" ] || mv "$shm/$f" "$shm/$1.$f"; done
 }
 
-printf '%-24s %8s %8s %8s  %8s %8s %8s  %6s %6s %6s  %s\n' job old_min old_med old_MiB new_min new_med \
-  new_MiB min_x med_x rss_x output
+printf '%-24s %8s %8s %8s  %8s %8s %8s  %6s %6s %6s  %6s %7s  %s\n' job old_min old_med old_MiB new_min new_med \
+  new_MiB min_x med_x rss_x floor floor_x output
 job() {  # job NAME INPUT ARGS...   (@OUT@ in ARGS: the output file)
   local name=$1 in=$2; shift 2
-  local ow=() nw=() orss=() nrss=() w k i f which note old_exit new_exit
+  local ow=() nw=() orss=() nrss=() w k i f which note old_exit new_exit floor
   cat "$in" > /dev/null
+  # The floor: the best of three RapidJSON passes (none for a database).
+  floor=$(for i in 1 2 3; do "$json_pass" "$in" 2> /dev/null | awk '$5 == "(0" {print $1}'; done | sort -g | head -1)
   # A warm-up of each, which also tells whether both write the same bytes.
   read -r w k old_exit < <(once "$old" "$@")
   keep old
@@ -116,10 +124,12 @@ job() {  # job NAME INPUT ARGS...   (@OUT@ in ARGS: the output file)
     done
   done
   awk -v n="$name" -v omin="$(min "${ow[@]}")" -v omed="$(median "${ow[@]}")" -v ok="$(max "${orss[@]}")" \
-      -v nmin="$(min "${nw[@]}")" -v nmed="$(median "${nw[@]}")" -v nk="$(max "${nrss[@]}")" -v note="$note" 'BEGIN {
-    printf "%-24s %8.2f %8.2f %8.1f  %8.2f %8.2f %8.1f  %6s %6s %6s  %s\n", n, omin, omed, ok / 1024, nmin, nmed,
+      -v nmin="$(min "${nw[@]}")" -v nmed="$(median "${nw[@]}")" -v nk="$(max "${nrss[@]}")" -v note="$note" \
+      -v floor="${floor:-}" 'BEGIN {
+    printf "%-24s %8.2f %8.2f %8.1f  %8.2f %8.2f %8.1f  %6s %6s %6s  %6s %7s  %s\n", n, omin, omed, ok / 1024, nmin, nmed,
       nk / 1024, (omin > 0 ? sprintf("%.2f", nmin / omin) : "-"), (omed > 0 ? sprintf("%.2f", nmed / omed) : "-"),
-      (ok > 0 ? sprintf("%.2f", nk / ok) : "-"), note
+      (ok > 0 ? sprintf("%.2f", nk / ok) : "-"), (floor != "" ? sprintf("%.2f", floor) : "-"),
+      (floor > 0 ? sprintf("%.1f", nmin / floor) : "-"), note
   }'
 }
 
@@ -139,4 +149,5 @@ job "tree mixed" "$mixed" tree --width 0 "$mixed"
 echo "OLD: $rev ($short, $old); NEW: the current tree ($new)$(git diff --quiet HEAD -- 2> /dev/null || echo ', with uncommitted changes')"
 echo "inputs: $dir/inputs/*-$size-$seed.*; $runs runs of each after a warm-up, alternating; outputs on tmpfs"
 echo "min, med: wall seconds; MiB: the highest peak RSS; *_x: NEW/OLD (below 1: NEW is faster or lighter);"
+echo "floor: seconds of one RapidJSON pass over the input on one core (json-pass); floor_x: new_min / floor"
 echo "output: same when both wrote the same bytes and stderr in the warm-up"
