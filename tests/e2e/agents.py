@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code, Codex, Gemini CLI, Qwen Code and OpenCode sessions, converted: what pi sends from them, against what the real CLI sent.
+"""Claude Code, Codex, Gemini CLI, Qwen Code, OpenCode and Kilo CLI sessions, converted: what pi sends from them, against what the real CLI sent.
 
   agents.py --pi-hydrate BIN [--pi-dest DIR] [--no-pi] [--only NAME] [--jobs N] [--keep DIR]
 
@@ -112,6 +112,9 @@ OpenCode (Anthropic Messages through the AI SDK; N1-N4 and N11 apply to its requ
       summary as an assistant text (docs/opencode.md O8); pi sends the summary in its own wrapper as a
       user text. The stand-in side's summary is the assistant item holding the scripted summary, the
       question before it is left out, and it matches pi's summary item by containment (N16).
+Kilo CLI (OpenCode's fork, read by the same code: docs/opencode.md K1-K3; N25 applies to it too):
+  N26 Kilo CLI: the user text "<environment_details>...</environment_details>" (the time, the folder) is
+      left out: Kilo adds it to each user message when it sends it and never stores it (K3).
 
 Prints a table (recording x converted / context per pi version / resumed per pi version), each failure's
 reason, and `agents: N passed, M failed`; exits 1 on any failure.
@@ -143,6 +146,9 @@ TRANSCRIPTS["qwen-code"] = "transcript.jsonl"  # Qwen Code's chat file (qwen_cod
 APIS["qwen-code"] = "openai-completions"  # it spoke Chat Completions, and pi resumes over it
 TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/opencode.md)
 APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
+TRANSCRIPTS["kilo-cli"] = "kilo.db"  # Kilo CLI: OpenCode's database under its own name (docs/opencode.md K1)
+APIS["kilo-cli"] = "anthropic-messages"
+KILO_ENVIRONMENT = "<environment_details>"  # N26
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
@@ -408,7 +414,7 @@ OPENCODE_COMPACTION_QUESTION = "What did we do so far?"
 def from_summary_on(items, summaries, agent=None):
     """The items from the first one holding a scripted summary on, that one made a summary item (N16,
     N25: OpenCode's summary is an assistant text after its question)."""
-    kinds = ("user", "assistant") if agent == "opencode" else ("user",)
+    kinds = ("user", "assistant") if agent in ("opencode", "kilo-cli") else ("user",)
     for core in (summary_core(s) for s in summaries):
         for i, it in enumerate(items):
             if it["kind"] in kinds and core and core in it["text"]:
@@ -444,6 +450,8 @@ def standin_side(agent, conversation, scenario):
         from_gemini(request["contents"]) if "contents" in request else from_responses(request.get("input") or [])
     if agent == "qwen-code":
         items = from_chat(request["messages"])
+    if agent == "kilo-cli":
+        items = [it for it in items if not (it["kind"] == "user" and it["text"].startswith(KILO_ENVIRONMENT))]  # N26
     if picked[last] is None:
         return None, f"no scripted reply for request {request['seq']}"
     items += reply_items(replies[picked[last]], agent)
@@ -655,7 +663,7 @@ def convert(args, rec, box):
     if report.get("errors") or errors:
         return None, [f"validate: {d.get('code')} at line {d.get('line')}: {d.get('message')}" for d in errors]
     export = os.path.join(rec["folder"], "export.json")
-    if rec["agent"] == "opencode" and os.path.isfile(export):
+    if rec["agent"] in ("opencode", "kilo-cli") and os.path.isfile(export):
         # `opencode export` of the same session is the same conversation: the same bytes (docs/opencode.md).
         again = os.path.join(box, "out-export.jsonl")
         run = subprocess.run([args.pi_hydrate, "--session", export, "--cwd", work, "-o", again, "--force"],
