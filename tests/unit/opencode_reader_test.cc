@@ -449,7 +449,8 @@ TEST(KiloCli, BidsOnItsOwnTables) {
   };
   EXPECT_EQ(format_of(checkpointed(true)), "kilo-cli");
   EXPECT_EQ(format_of(checkpointed(false)), "opencode");
-  const InputHead kilo_head = make_input_head(bytes_of(dir.path + "/kilo.db").substr(0, 65536), false);
+  const std::string kilo_bytes = bytes_of(dir.path + "/kilo.db").substr(0, 65536);  // the head points into it
+  const InputHead kilo_head = make_input_head(kilo_bytes, false);
   EXPECT_EQ(opencode_reader().bid(kilo_head), kBidShape);
   EXPECT_EQ(kilo_cli_reader().bid(kilo_head), kBidMarker);
   EXPECT_EQ(kilo_cli_reader().bid(make_input_head("{\n  \"info\": {\n    \"id\": \"ses_ddf3\"", false)), kBidNone);
