@@ -1,5 +1,7 @@
 // OpenCode session (its SQLite database, or `opencode export` JSON) -> pi v3
 // session, by the rules of docs/opencode.md (O1-O12; the comments name them).
+// Kilo CLI, a fork of OpenCode, is read by the same code under its own names
+// (K1-K3): the reader is made once per OpencodeProduct.
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,8 +93,8 @@ const char* stop_reason_of(const std::string& finish, bool has_calls) {
 
 class OpencodeConverter {
  public:
-  OpencodeConverter(const std::string& file, std::string& text, ReadSession& out)
-      : out_(out), write_(file, text, out) {}
+  OpencodeConverter(const OpencodeProduct& product, const std::string& file, std::string& text, ReadSession& out)
+      : product_(product), out_(out), write_(file, text, out) {}
 
   void run(const OpencodeSessionRow& session, std::vector<Message>& messages) {
     std::vector<const Message*> kept;
@@ -101,14 +103,16 @@ class OpencodeConverter {
     for (const Message* m : kept) plan(*m);
     if (!out_.ok()) return;
     if (pending_.empty()) {
-      write_.error(0, 0, "session " + session.id + " holds no conversation (no user or assistant message)",
-                   "an OpenCode session is rows of the tables message and part with its session_id");
+      write_.error(
+          0, 0, "session " + session.id + " holds no conversation (no user or assistant message)",
+          std::string(product_.a_product) + " session is rows of the tables message and part with its session_id");
       return;
     }
     // O2: the header: OpenCode's session id (pi's rule allows ses_...), its start and folder.
-    const std::string id = is_valid_session_id(session.id)
-                               ? session.id
-                               : derived_session_id("opencode:" + session.id + std::to_string(session.created));
+    const std::string id =
+        is_valid_session_id(session.id)
+            ? session.id
+            : derived_session_id(std::string(product_.name) + ":" + session.id + std::to_string(session.created));
     write_.header(id, thread_converter::iso_from_ms(session.created),
                   session.directory.empty() ? "/" : session.directory, {0, 0, "session " + session.id});
     out_.session_id = id;
@@ -149,7 +153,7 @@ class OpencodeConverter {
     for (const Message& m : messages) {
       if (!from.empty() && m.id == from) hidden = true;
       if (hidden) {
-        write_.count("opencode-reverted-messages");
+        write_.count(key("reverted-messages"));
         continue;
       }
       kept.push_back(&m);
@@ -165,6 +169,9 @@ class OpencodeConverter {
       summary_of_[json_string(*m->info, "parentID")] = m;
     }
   }
+
+  // A counter's name: the reader's name, then what it counts ("opencode-failed-commands").
+  std::string key(const char* what) const { return std::string(product_.name) + "-" + what; }
 
   TranscriptOrigin origin(const Message& m, const std::string& what) const { return {0, 0, what + " " + m.id}; }
 
@@ -187,8 +194,9 @@ class OpencodeConverter {
       if (summaries_written_.count(&m) != 0) return;
       assistant(m);
     } else {
-      write_.warn(0, 0, "message " + m.id + ": role \"" + role + "\" is not one OpenCode sends; left out",
-                  "opencode-unknown-messages");
+      write_.warn(0, 0,
+                  "message " + m.id + ": role \"" + role + "\" is not one " + product_.product + " sends; left out",
+                  key("unknown-messages"));
     }
   }
 
@@ -203,7 +211,7 @@ class OpencodeConverter {
       const std::string type = json_string(*part, "type");
       if (type == "text") {
         if (json_true(*part, "ignored") || json_string(*part, "text").empty()) {
-          write_.count("opencode-ignored-texts");
+          write_.count(key("ignored-texts"));
           continue;
         }
         p.parts.push_back(part);
@@ -229,7 +237,7 @@ class OpencodeConverter {
       p.parts.push_back(part_with(m, "compaction"));
     }
     if (p.parts.empty()) {
-      write_.count("opencode-empty-messages");
+      write_.count(key("empty-messages"));
       return;
     }
     add(m, std::move(p), m.id);
@@ -246,7 +254,7 @@ class OpencodeConverter {
   void file(const Message& m, const JsonValue& part, Pending& p) {
     const std::string mime = json_string(part, "mime");
     if (mime == "text/plain" || mime == "application/x-directory") {
-      write_.count("opencode-file-parts-read-as-text");
+      write_.count(key("file-parts-read-as-text"));
       return;
     }
     std::string media, data;
@@ -257,19 +265,19 @@ class OpencodeConverter {
     write_.warn(0, 0,
                 "user message " + m.id + ": a file part (" + (mime.empty() ? "no type" : mime) +
                     ") that is not a base64 image cannot be sent by pi; left out",
-                "opencode-parts-dropped");
+                key("parts-dropped"));
   }
 
   void other_part(const Message& m, const std::string& type) {
     if (is_bookkeeping_part(type)) {
-      write_.count("opencode-bookkeeping-parts");
+      write_.count(key("bookkeeping-parts"));
     } else if (unknown_parts_.insert(type).second) {
       write_.warn(0, 0,
                   "message " + m.id + ": a part of type \"" + type +
                       "\" is not one this reader knows; left out (and any later ones)",
-                  "opencode-unknown-parts");
+                  key("unknown-parts"));
     } else {
-      write_.count("opencode-unknown-parts");
+      write_.count(key("unknown-parts"));
     }
   }
 
@@ -311,7 +319,7 @@ class OpencodeConverter {
       return;
     }
     if (p.parts.empty()) {
-      write_.count("opencode-empty-messages");
+      write_.count(key("empty-messages"));
       return;
     }
     add(m, std::move(p), m.id);
@@ -470,11 +478,11 @@ class OpencodeConverter {
               images.push_back(&a);
             else
               write_.warn(0, 0, p.origin.record + ": an attachment that is not a base64 image is left out",
-                          "opencode-parts-dropped");
+                          key("parts-dropped"));
           }
       }
       if (metadata != nullptr && json_member(*metadata, "exit") && int_of(json_member(*metadata, "exit")) != 0)
-        write_.count("opencode-failed-commands");
+        write_.count(key("failed-commands"));
     } else if (status == "error") {
       const JsonValue* output = metadata ? json_member(*metadata, "output") : nullptr;
       if (metadata != nullptr && json_true(*metadata, "interrupted") && output && output->IsString()) {
@@ -504,6 +512,7 @@ class OpencodeConverter {
     });
   }
 
+  const OpencodeProduct& product_;
   ReadSession& out_;
   TranscriptWriter write_;
   std::vector<Pending> pending_;
@@ -523,8 +532,8 @@ struct ParsedSession {
 };
 
 // Parses a row's JSON; false (with PH605) when it is not an object.
-const JsonValue* parse_row(std::string& data, const std::string& what, ParsedSession& parsed,
-                           TranscriptWriter& report) {
+const JsonValue* parse_row(const OpencodeProduct& product, std::string& data, const std::string& what,
+                           ParsedSession& parsed, TranscriptWriter& report) {
   neutralize_lone_surrogates(data.data(), data.size());
   rapidjson::Document& doc = parsed.docs.emplace_back();
   doc.Parse<kParseFlags>(data.data(), data.size());
@@ -534,22 +543,24 @@ const JsonValue* parse_row(std::string& data, const std::string& what, ParsedSes
                      (doc.HasParseError() ? std::string(" (") + rapidjson::GetParseError_En(doc.GetParseError()) +
                                                 " at byte " + std::to_string(doc.GetErrorOffset()) + ")"
                                           : std::string()),
-                 "OpenCode stores each message's and part's fields as one JSON object in the column data");
+                 std::string(product.product) +
+                     " stores each message's and part's fields as one JSON object in the column data");
     return nullptr;
   }
   return &doc;
 }
 
-void from_rows(OpencodeSession& session, ParsedSession& parsed, TranscriptWriter& report, ReadSession& out) {
+void from_rows(const OpencodeProduct& product, OpencodeSession& session, ParsedSession& parsed,
+               TranscriptWriter& report, ReadSession& out) {
   for (OpencodeMessageRow& row : session.messages) {
     Message m;
     m.id = row.id;
     m.created = row.created;
-    m.info = parse_row(row.data, "message " + row.id, parsed, report);
+    m.info = parse_row(product, row.data, "message " + row.id, parsed, report);
     if (m.info == nullptr) return;
     ++out.records_read;
     for (OpencodePartRow& part : row.parts) {
-      const JsonValue* p = parse_row(part.data, "part " + part.id + " of message " + row.id, parsed, report);
+      const JsonValue* p = parse_row(product, part.data, "part " + part.id + " of message " + row.id, parsed, report);
       if (p == nullptr) return;
       ++out.records_read;
       m.parts.push_back(p);
@@ -561,8 +572,9 @@ void from_rows(OpencodeSession& session, ParsedSession& parsed, TranscriptWriter
 
 // O1: the session taken from a database: the one --leaf names, else the
 // newest top-level one; the others are listed in a warning.
-bool choose_session(const std::vector<OpencodeSessionRow>& sessions, const std::optional<std::string>& leaf,
-                    const std::string& file, OpencodeSessionRow& chosen, ReadSession& out, TranscriptWriter& report) {
+bool choose_session(const OpencodeProduct& product, const std::vector<OpencodeSessionRow>& sessions,
+                    const std::optional<std::string>& leaf, const std::string& file, OpencodeSessionRow& chosen,
+                    ReadSession& out, TranscriptWriter& report) {
   std::string listing;
   for (const OpencodeSessionRow& s : sessions)
     listing += "\n      " + s.id + "  " + thread_converter::iso_from_ms(s.updated) + "  " + std::to_string(s.messages) +
@@ -585,7 +597,8 @@ bool choose_session(const std::vector<OpencodeSessionRow>& sessions, const std::
     if (found == nullptr && !sessions.empty()) found = &sessions.front();
     if (found == nullptr) {
       report.error(0, 0, "the database holds no session",
-                   "OpenCode writes a session when `opencode run` or its TUI is given a prompt");
+                   std::string(product.product) + " writes a session when `" + product.command +
+                       " run` or its TUI is given a prompt");
       return false;
     }
   }
@@ -593,7 +606,7 @@ bool choose_session(const std::vector<OpencodeSessionRow>& sessions, const std::
   if (sessions.size() > 1) {
     std::uint64_t children = 0;
     for (const OpencodeSessionRow& s : sessions) children += s.parent_id == chosen.id ? 1 : 0;
-    out.repairs["opencode-other-sessions"] += sessions.size() - 1;
+    out.repairs[std::string(product.name) + "-other-sessions"] += sessions.size() - 1;
     out.diagnostics.push_back(Diagnostic{
         Code::kTranscriptRecordDropped, Severity::kWarning, code_info(Code::kTranscriptRecordDropped).level, file, 0, 0,
         "the database holds " + std::to_string(sessions.size()) + " sessions; converted " + chosen.id + " (" +
@@ -604,20 +617,50 @@ bool choose_session(const std::vector<OpencodeSessionRow>& sessions, const std::
   return true;
 }
 
+// K1: whether `head` (a SQLite file's first bytes) shows a CREATE statement of the tables only
+// `product`'s database has (`kilo_board`, `kilo_board_message`): the schema's b-tree starts on the
+// first page, which keeps the statements it held before it grew past one page.
+bool shows_table(std::string_view head, const OpencodeProduct& product) {
+  if (*product.marker_table == '\0') return false;
+  return head.find(std::string("CREATE TABLE `") + product.marker_table) != std::string_view::npos;
+}
+
+// The products read by this code: OpenCode and its forks (K1).
+const OpencodeProduct* const kProducts[] = {&opencode_product(), &kilo_cli_product()};
+
+// K1: the product whose database `db` is: a fork's when it holds the fork's table, else `chosen`.
+const OpencodeProduct& product_of(const OpencodeDatabase& db, const OpencodeProduct& chosen) {
+  if (*chosen.marker_table != '\0') return chosen;
+  for (const OpencodeProduct* fork : kProducts)
+    if (*fork->marker_table != '\0' && db.has_table(fork->marker_table)) return *fork;
+  return chosen;
+}
+
 class OpencodeFormat final : public Reader {
  public:
-  const ReaderInfo& info() const override {
-    static const ReaderInfo info{"opencode",
-                                 "OpenCode session",
-                                 "a SQLite database, or JSON {\"info\": {\"id\": \"ses_...\"}, \"messages\": [...]}",
-                                 "OpenCode messages and parts",
-                                 "~/.local/share/opencode/opencode.db",
-                                 "docs/opencode.md"};
-    return info;
-  }
+  explicit OpencodeFormat(const OpencodeProduct& product)
+      : product_(product),
+        title_(std::string(product.product) + " session"),
+        records_(std::string(product.product) + " messages and parts"),
+        recognised_by_(
+            *product.marker_table == '\0'
+                ? std::string("a SQLite database, or JSON {\"info\": {\"id\": \"ses_...\"}, \"messages\": [...]}")
+                : std::string("a SQLite database with a table ") + product.marker_table),
+        info_{product.name,     title_.c_str(),   recognised_by_.c_str(),
+              records_.c_str(), product.database, "docs/opencode.md"} {}
+
+  const ReaderInfo& info() const override { return info_; }
 
   int bid(const InputHead& head) const override {
-    if (head.text.substr(0, kSqliteMagic.size()) == kSqliteMagic) return kBidMarker;
+    if (head.text.substr(0, kSqliteMagic.size()) == kSqliteMagic) {
+      // K1: a fork's database is OpenCode's plus tables of its own; OpenCode's own has none.
+      if (*product_.marker_table != '\0') return shows_table(head.text, product_) ? kBidMarker : kBidNone;
+      for (const OpencodeProduct* fork : kProducts)
+        if (shows_table(head.text, *fork)) return kBidShape;
+      return kBidMarker;
+    }
+    // K2: an export is the same JSON whichever CLI printed it; OpenCode's reader takes it, --from a fork's.
+    if (*product_.marker_table != '\0') return kBidNone;
     // `opencode export`: {"info": {"id": "ses_...", ...}, "messages": [...]}, pretty-printed.
     std::string_view t = head.text;
     auto skip = [&t] {
@@ -639,14 +682,15 @@ class OpencodeFormat final : public Reader {
     OpencodeSession session;
     ParsedSession parsed;
     std::unique_ptr<rapidjson::Document> exported;
+    const OpencodeProduct* product = &product_;  // K1: a fork's when the database holds its tables
     std::string head(16, '\0');
     const std::string bytes_for_export = starts_as_sqlite(input, head) ? std::string() : input.read_all();
     if (head == kSqliteMagic) {
-      if (!read_database(input, options, session, out, report)) return out;
-      from_rows(session, parsed, report, out);
+      if (!read_database(product, input, options, session, out, report)) return out;
+      from_rows(*product, session, parsed, report, out);
     } else {
       exported = std::make_unique<rapidjson::Document>();
-      if (!read_export(bytes_for_export, *exported, session, parsed, out, report)) return out;
+      if (!read_export(*product, bytes_for_export, *exported, session, parsed, out, report)) return out;
       if (options.leaf && *options.leaf != session.info.id) {
         out.diagnostics.push_back(
             Diagnostic{Code::kBranchNotFound, Severity::kError, code_info(Code::kBranchNotFound).level, input.name(), 0,
@@ -657,12 +701,16 @@ class OpencodeFormat final : public Reader {
     }
     if (!out.ok()) return out;
     out.leaf_taken = options.leaf.has_value();
-    OpencodeConverter(input.name(), text, out).run(session.info, parsed.messages);
+    OpencodeConverter(*product, input.name(), text, out).run(session.info, parsed.messages);
     if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
     return out;
   }
 
  private:
+  const OpencodeProduct& product_;
+  const std::string title_, records_, recognised_by_;
+  const ReaderInfo info_;
+
   static bool starts_as_sqlite(const ReaderInput& input, std::string& head) {
     if (input.fd() < 0) {
       const std::string all = input.read_all();
@@ -674,15 +722,17 @@ class OpencodeFormat final : public Reader {
     return head == kSqliteMagic;
   }
 
-  static bool read_database(const ReaderInput& input, const ReadOptions& options, OpencodeSession& session,
-                            ReadSession& out, TranscriptWriter& report) {
+  // `product`: this reader's, made a fork's when the database is the fork's (K1).
+  static bool read_database(const OpencodeProduct*& product, const ReaderInput& input, const ReadOptions& options,
+                            OpencodeSession& session, ReadSession& out, TranscriptWriter& report) {
     try {
       const std::string bytes = input.fd() < 0 ? input.read_all() : std::string();
-      const OpencodeDatabase db(input.fd(), input.name() == "<stdin>" ? std::string() : input.name(), bytes);
+      const OpencodeDatabase db(*product, input.fd(), input.name() == "<stdin>" ? std::string() : input.name(), bytes);
+      product = &product_of(db, *product);
       const std::vector<OpencodeSessionRow> sessions = db.sessions();
-      if (!choose_session(sessions, options.leaf, input.name(), session.info, out, report)) return false;
+      if (!choose_session(*product, sessions, options.leaf, input.name(), session.info, out, report)) return false;
       for (const OpencodeSessionRow& s : sessions)
-        if (s.parent_id == session.info.id) out.repairs["opencode-subagent-sessions"] += 1;
+        if (s.parent_id == session.info.id) out.repairs[std::string(product->name) + "-subagent-sessions"] += 1;
       db.load(session.info.id, session);
     } catch (const OpencodeStoreError& e) {
       report.error(0, 0, e.message, e.hint);
@@ -691,9 +741,13 @@ class OpencodeFormat final : public Reader {
     return true;
   }
 
+  static std::string export_hint(const OpencodeProduct& product) {
+    return std::string("`") + product.command + " export SESSION_ID` prints one JSON object";
+  }
+
   // `opencode export ID`: {info, messages: [{info, parts}]}, one session.
-  static bool read_export(std::string bytes, rapidjson::Document& doc, OpencodeSession& session, ParsedSession& parsed,
-                          ReadSession& out, TranscriptWriter& report) {
+  static bool read_export(const OpencodeProduct& product, std::string bytes, rapidjson::Document& doc,
+                          OpencodeSession& session, ParsedSession& parsed, ReadSession& out, TranscriptWriter& report) {
     neutralize_lone_surrogates(bytes.data(), bytes.size());
     doc.Parse<kParseFlags>(bytes.data(), bytes.size());
     if (doc.HasParseError()) {
@@ -708,14 +762,15 @@ class OpencodeFormat final : public Reader {
         }
       }
       report.error(line, column, std::string("not JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()),
-                   "`opencode export SESSION_ID` prints one JSON object");
+                   export_hint(product));
       return false;
     }
     const JsonValue* info = doc.IsObject() ? json_member(doc, "info") : nullptr;
     const JsonValue* messages = doc.IsObject() ? json_member(doc, "messages") : nullptr;
     if (info == nullptr || !info->IsObject() || messages == nullptr || !messages->IsArray()) {
-      report.error(0, 0, "an OpenCode export is {\"info\": {...}, \"messages\": [...]}; this one is not",
-                   "`opencode export SESSION_ID` prints one JSON object");
+      report.error(
+          0, 0, std::string(product.a_product) + " export is {\"info\": {...}, \"messages\": [...]}; this one is not",
+          export_hint(product));
       return false;
     }
     OpencodeSessionRow& s = session.info;
@@ -737,7 +792,7 @@ class OpencodeFormat final : public Reader {
       const JsonValue* parts = entry.IsObject() ? json_member(entry, "parts") : nullptr;
       if (minfo == nullptr || !minfo->IsObject() || parts == nullptr || !parts->IsArray()) {
         report.error(0, 0, "messages[" + std::to_string(index) + "]: a message is {\"info\": {...}, \"parts\": [...]}",
-                     "`opencode export SESSION_ID` prints one JSON object");
+                     export_hint(product));
         return false;
       }
       Message m;
@@ -764,7 +819,12 @@ class OpencodeFormat final : public Reader {
 }  // namespace
 
 const Reader& opencode_reader() {
-  static const OpencodeFormat reader;
+  static const OpencodeFormat reader(opencode_product());
+  return reader;
+}
+
+const Reader& kilo_cli_reader() {
+  static const OpencodeFormat reader(kilo_cli_product());
   return reader;
 }
 

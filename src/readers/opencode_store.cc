@@ -77,7 +77,7 @@ int open_wal_beside(int fd, const std::string& path) {
 
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
+  Statement(const OpencodeProduct& product, sqlite3* db, const char* sql) : product_(product), db_(db) {
     if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail();
   }
   ~Statement() { sqlite3_finalize(stmt_); }
@@ -106,20 +106,36 @@ class Statement {
     const int code = sqlite3_errcode(db_);
     std::string message = sqlite3_errmsg(db_);
     if (message.find("no such table") != std::string::npos || message.find("no such column") != std::string::npos)
-      throw OpencodeStoreError{"not an OpenCode database: " + message,
-                               "OpenCode 1.x keeps its sessions in tables session, message and part of "
-                               "~/.local/share/opencode/opencode.db"};
+      throw OpencodeStoreError{std::string("not ") + product_.a_product + " database: " + message,
+                               std::string(product_.product) +
+                                   " keeps its sessions in tables session, message and part of " + product_.database};
     if (code == SQLITE_NOMEM) throw std::bad_alloc();
-    throw OpencodeStoreError{"SQLite cannot read the database: " + message,
-                             "the file is cut short or damaged; copy opencode.db and its -wal again"};
+    throw OpencodeStoreError{
+        "SQLite cannot read the database: " + message,
+        std::string("the file is cut short or damaged; copy ") + product_.command + ".db and its -wal again"};
   }
+  const OpencodeProduct& product_;
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
 
 }  // namespace
 
-OpencodeDatabase::OpencodeDatabase(int fd, const std::string& path, std::string_view bytes) {
+const OpencodeProduct& opencode_product() {
+  static const OpencodeProduct product{
+      "opencode", "OpenCode", "an OpenCode", "opencode", "~/.local/share/opencode/opencode.db", ""};
+  return product;
+}
+
+const OpencodeProduct& kilo_cli_product() {
+  static const OpencodeProduct product{"kilo-cli",  "Kilo CLI", "a Kilo CLI", "kilo", "~/.local/share/kilo/kilo.db",
+                                       "kilo_board"};
+  return product;
+}
+
+OpencodeDatabase::OpencodeDatabase(const OpencodeProduct& product, int fd, const std::string& path,
+                                   std::string_view bytes)
+    : product_(product) {
   // O1: the database and its -wal are copied into a folder only this process
   // writes, and opened there: SQLite may write a -shm, replay the -wal and
   // checkpoint it on close, and none of that may touch the user's files.
@@ -150,7 +166,7 @@ OpencodeDatabase::OpencodeDatabase(int fd, const std::string& path, std::string_
     }
     // Nothing is written, even to the copy, beyond what opening a WAL database needs.
     sqlite3_exec(db_, "PRAGMA query_only=1", nullptr, nullptr, nullptr);
-    Statement check(db_, "SELECT count(*) FROM session");
+    Statement check(product_, db_, "SELECT count(*) FROM session");
     check.step();
   } catch (...) {
     close();
@@ -172,11 +188,11 @@ void OpencodeDatabase::close() {
 std::vector<OpencodeSessionRow> OpencodeDatabase::sessions() const {
   std::map<std::string, std::uint64_t> counts;
   {
-    Statement s(db_, "SELECT session_id, count(*) FROM message GROUP BY session_id");
+    Statement s(product_, db_, "SELECT session_id, count(*) FROM message GROUP BY session_id");
     while (s.step()) counts[s.text(0)] = static_cast<std::uint64_t>(s.integer(1));
   }
   std::vector<OpencodeSessionRow> rows;
-  Statement s(db_,
+  Statement s(product_, db_,
               "SELECT id, parent_id, directory, title, version, revert, time_created, time_updated FROM session "
               "ORDER BY time_updated DESC, id DESC");
   while (s.step()) {
@@ -188,10 +204,17 @@ std::vector<OpencodeSessionRow> OpencodeDatabase::sessions() const {
   return rows;
 }
 
+bool OpencodeDatabase::has_table(const std::string& table) const {
+  Statement s(product_, db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  s.bind(1, table);
+  return s.step();
+}
+
 void OpencodeDatabase::load(const std::string& session_id, OpencodeSession& out) const {
   std::map<std::string, std::size_t> at;
   {
-    Statement s(db_, "SELECT id, time_created, data FROM message WHERE session_id = ?1 ORDER BY time_created, id");
+    Statement s(product_, db_,
+                "SELECT id, time_created, data FROM message WHERE session_id = ?1 ORDER BY time_created, id");
     s.bind(1, session_id);
     while (s.step()) {
       OpencodeMessageRow m;
@@ -202,7 +225,7 @@ void OpencodeDatabase::load(const std::string& session_id, OpencodeSession& out)
       out.messages.push_back(std::move(m));
     }
   }
-  Statement s(db_, "SELECT id, message_id, data FROM part WHERE session_id = ?1 ORDER BY message_id, id");
+  Statement s(product_, db_, "SELECT id, message_id, data FROM part WHERE session_id = ?1 ORDER BY message_id, id");
   s.bind(1, session_id);
   while (s.step()) {
     auto found = at.find(s.text(1));

@@ -17,6 +17,7 @@ const Reader& gemini_cli_reader();     // gemini_cli_reader.cc
 const Reader& qwen_code_reader();      // qwen_code_reader.cc
 const Reader& opencode_reader();       // opencode_reader.cc
 const Reader& copilot_cli_reader();    // copilot_cli_reader.cc
+const Reader& kilo_cli_reader();       // opencode_reader.cc (Kilo CLI: OpenCode's reader, its names)
 
 // The session text a transcript stands for (its origins, findings and
 // counts in `out`); empty when it cannot be read. `file` names the

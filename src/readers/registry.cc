@@ -18,6 +18,7 @@ const ReaderRegistry& ReaderRegistry::standard() {
     r.add(qwen_code_reader());
     r.add(opencode_reader());
     r.add(copilot_cli_reader());
+    r.add(kilo_cli_reader());
     return r;
   }();
   return registry;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code, Codex, Gemini CLI, Qwen Code and OpenCode sessions, converted: what pi sends from them, against what the real CLI sent.
+"""Claude Code, Codex, Gemini CLI, Qwen Code, OpenCode and Kilo CLI sessions, converted: what pi sends from them, against what the real CLI sent.
 
   agents.py --pi-hydrate BIN [--pi-dest DIR] [--no-pi] [--only NAME] [--jobs N] [--keep DIR]
 
@@ -124,6 +124,11 @@ Copilot CLI (Anthropic Messages from a custom provider; N11 does not apply):
   N28 Copilot CLI: a tool result's images are not compared on pi's side: with a custom provider the
       CLI sent the view tool's image (binaryResultsForLlm) neither in the turn nor on resume
       (recorded/copilot-cli-1.0.102/image); pi-hydrate carries it (C8), which a vision model reads.
+Kilo CLI (OpenCode's fork, read by the same code: docs/opencode.md K1-K3; N25 applies to it too):
+  N29 Kilo CLI: the user text "<environment_details>...</environment_details>" (the time, the folder) is
+      left out: Kilo adds it to each user message when it sends it and never stores it (K3). A user text
+      that is one whole <system-reminder> (the agent-switch note Kilo stores as a synthetic part after a
+      compaction, and sends) is left out on pi's side too: N2 leaves it out on the stand-in's.
 
 Prints a table (recording x converted / context per pi version / resumed per pi version), each failure's
 reason, and `agents: N passed, M failed`; exits 1 on any failure.
@@ -157,6 +162,9 @@ TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/o
 APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
 TRANSCRIPTS["copilot-cli"] = "events.jsonl"  # Copilot CLI: its session folder's events (docs/copilot-cli.md)
 APIS["copilot-cli"] = "anthropic-messages"  # recorded with a custom Anthropic provider (copilot_cli_driver.py)
+TRANSCRIPTS["kilo-cli"] = "kilo.db"  # Kilo CLI: OpenCode's database under its own name (docs/opencode.md K1)
+APIS["kilo-cli"] = "anthropic-messages"
+KILO_ENVIRONMENT = "<environment_details>"  # N29
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's
 PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 CUT = 300  # characters of an item in a difference line
@@ -422,7 +430,7 @@ OPENCODE_COMPACTION_QUESTION = "What did we do so far?"
 def from_summary_on(items, summaries, agent=None):
     """The items from the first one holding a scripted summary on, that one made a summary item (N16,
     N25: OpenCode's summary is an assistant text after its question)."""
-    kinds = ("user", "assistant") if agent == "opencode" else ("user",)
+    kinds = ("user", "assistant") if agent in ("opencode", "kilo-cli") else ("user",)
     for core in (summary_core(s) for s in summaries):
         for i, it in enumerate(items):
             if it["kind"] in kinds and core and core in it["text"]:
@@ -460,6 +468,8 @@ def standin_side(agent, conversation, scenario):
         items = from_chat(request["messages"])
     if agent == "copilot-cli":  # N26
         items = [dict(it, isError=None) if it["kind"] == "result" else it for it in items]
+    if agent == "kilo-cli":
+        items = [it for it in items if not (it["kind"] == "user" and it["text"].startswith(KILO_ENVIRONMENT))]  # N29
     if picked[last] is None:
         return None, f"no scripted reply for request {request['seq']}"
     items += reply_items(replies[picked[last]], agent)
@@ -673,7 +683,7 @@ def convert(args, rec, box):
     if report.get("errors") or errors:
         return None, [f"validate: {d.get('code')} at line {d.get('line')}: {d.get('message')}" for d in errors]
     export = os.path.join(rec["folder"], "export.json")
-    if rec["agent"] == "opencode" and os.path.isfile(export):
+    if rec["agent"] in ("opencode", "kilo-cli") and os.path.isfile(export):
         # `opencode export` of the same session is the same conversation: the same bytes (docs/opencode.md).
         again = os.path.join(box, "out-export.jsonl")
         run = subprocess.run([args.pi_hydrate, "--session", export, "--cwd", work, "-o", again, "--force"],
@@ -713,6 +723,8 @@ def context_problems(rec, loaded, out, allowed):
     got = pi_side(loaded["llm"], branch_messages(read_jsonl(out), loaded.get("leafId")))
     if rec["agent"] == "copilot-cli":  # N28
         got = [it for i, it in enumerate(got) if not (it["kind"] == "image" and i and got[i - 1]["kind"] in ("result", "image"))]
+    if rec["agent"] == "kilo-cli":
+        got = [it for it in got if not (it["kind"] == "user" and REMINDER.match(it["text"]))]  # N29
     return compare(expected, got, allowed)
 
 

@@ -180,6 +180,20 @@ class StandinSide(unittest.TestCase):
         self.assertEqual(items[0], user("What did we do so far?"))
 
 
+    def test_kilo_environment_details_are_left_out(self):
+        """N29: the <environment_details> text Kilo sends with each user message and never stores is
+        left out of the CLI's side; any other user text, and other agents' requests, keep it."""
+        env = "\n\n<environment_details>\nMessage time: 2026-11-28T08:53:27Z\nWorking directory: /w\n</environment_details>"
+        scenario = {"script": [{"text": "Hello there.", "when": "Say hello."}]}
+        conversation = [{"seq": 1, "purpose": "main", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "\"Say hello.\""}, {"type": "text", "text": env}]}]}]
+        items, why = agents.standin_side("kilo-cli", conversation, scenario)
+        self.assertIsNone(why)
+        self.assertEqual(items, [user("\"Say hello.\""), assistant("Hello there.")])
+        items, _ = agents.standin_side("opencode", conversation, scenario)
+        self.assertEqual(items[1], user(env.strip()))
+
+
 # What pi_load.mjs gives for a session, and the session's messages.
 PI_LLM = [
     {"role": "user", "texts": ["List and count."], "toolCallIds": [], "toolResultId": None},

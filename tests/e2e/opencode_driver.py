@@ -48,27 +48,48 @@ from scenario_driver import (agent_sandbox, driver_arguments, finish, fresh_dir,
                              scenarios_in, scripted_conversation, standin_script)
 from standin import StandIn  # noqa: E402
 
-VERSION = "1.18.33"  # opencode-ai, pinned; the program is in opencode-linux-x64
-PACKAGE = "opencode-ai"
-SANDBOX_ROOT = "/tmp/pi-hydrate-agents/opencode"
-CLI_CACHE = f"/tmp/pi-hydrate-agents/cli/opencode-{VERSION}"
-NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin")]  # npm for the install
-SCENARIOS = os.path.join(ROOT, "tests", "agents", "opencode")
-RECORDED = os.path.join(ROOT, "tests", "agents", "recorded")
+SCENARIO_FIELDS = {"about", "files", "keep_wal", "model", "runs", "script"}
 MODEL = "claude-sonnet-4-5"
 RUN_SECONDS = 180  # a guard against a CLI that never returns, not a measurement
-SCENARIO_FIELDS = {"about", "files", "keep_wal", "model", "runs", "script"}
+NODE_DIRS = [os.path.join(ROOT, "build", "pi", "node", "bin")]  # npm for the install
+RECORDED = os.path.join(ROOT, "tests", "agents", "recorded")
+
+
+class Product:
+    """What tells one OpenCode-like CLI from another: its names, its files, its switches. OpenCode's
+    forks (Kilo CLI) are recorded by this driver with their own Product (kilo_cli_driver.py)."""
+
+    def __init__(self, name, version, package, program, command, config, config_extra, data, env, run_args=()):
+        self.name = name  # the agent's name in tests/agents and the recordings' folder
+        self.version = version  # pinned
+        self.package = package  # the npm package the program comes in
+        self.program = program  # its path in the install folder
+        self.command = command  # what `export` errors call it
+        self.config = config  # the config file under ~/.config
+        self.config_extra = config_extra  # fields the config needs beyond OpenCode's
+        self.data = data  # the data folder under ~/.local/share (its database: DATA.db)
+        self.env = env  # offline switches
+        self.run_args = list(run_args)  # what `run` needs beyond PROMPT --format json
+        self.sandbox_root = f"/tmp/pi-hydrate-agents/{name}"
+        self.cli_cache = f"/tmp/pi-hydrate-agents/cli/{name}-{version}"
+        self.scenarios = os.path.join(ROOT, "tests", "agents", name)
+        self.db = f"{data}.db"
+
+
 # Offline: no models.dev fetch, no update check, no default plugins, no LSP download, no sharing.
-OFFLINE_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-               "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-               "OPENCODE_DISABLE_SHARE": "1"}
+OPENCODE = Product("opencode", "1.18.33", "opencode-ai",  # pinned; the program is in opencode-linux-x64
+                   os.path.join("node_modules", "opencode-linux-x64", "bin", "opencode"), "opencode",
+                   os.path.join("opencode", "opencode.json"), {}, "opencode",
+                   {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+                    "OPENCODE_DISABLE_SHARE": "1"})
 
 
 def load_scenario(path):
     return load_runs_scenario(path, SCENARIO_FIELDS)
 
 
-def write_config(box, port, model_fields):
+def write_config(product, box, port, model_fields):
     model = {"name": "Stand-in Sonnet", "tool_call": True, "attachment": True,
              "limit": {"context": 200000, "output": 8192}}
     model.update(model_fields or {})
@@ -77,19 +98,20 @@ def write_config(box, port, model_fields):
                                        "models": {MODEL: model}}},
               "model": f"standin/{MODEL}", "small_model": f"standin/{MODEL}",
               "autoupdate": False, "share": "disabled",
-              "permission": {"bash": "allow", "edit": "allow", "read": "allow", "external_directory": "allow"}}
-    target = os.path.join(box["home"], ".config", "opencode", "opencode.json")
+              "permission": {"bash": "allow", "edit": "allow", "read": "allow", "external_directory": "allow"},
+              **product.config_extra}
+    target = os.path.join(box["home"], ".config", product.config)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "w") as f:
         json.dump(config, f, indent=1)
 
 
-def cli_env(box):
+def cli_env(product, box):
     env = {"HOME": box["home"], "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": "/bin/bash",
            "TMPDIR": box["tmp"], "XDG_CONFIG_HOME": os.path.join(box["home"], ".config"),
            "XDG_DATA_HOME": os.path.join(box["home"], ".local", "share"),
            "XDG_CACHE_HOME": os.path.join(box["home"], ".cache"),
-           "XDG_STATE_HOME": os.path.join(box["home"], ".local", "state"), **OFFLINE_ENV}
+           "XDG_STATE_HOME": os.path.join(box["home"], ".local", "state"), **product.env}
     return path_env(env, NODE_DIRS)  # npm on PATH: OpenCode installs @ai-sdk/anthropic into its cache
 
 
@@ -107,16 +129,16 @@ def session_of(stdout_path):
     return None
 
 
-def record(scenario, cli, out_dir):
+def record(product, scenario, cli, out_dir):
     name = scenario["name"]
-    box = agent_sandbox(os.path.join(SANDBOX_ROOT, name), ("work", "home", "tmp", "requests", "stdout"), scenario.get("files"))
+    box = agent_sandbox(os.path.join(product.sandbox_root, name), ("work", "home", "tmp", "requests", "stdout"), scenario.get("files"))
     problems = []
     sid = None
     with StandIn(record_dir=box["requests"], script=standin_script(scenario)) as standin:
-        write_config(box, standin.port, scenario.get("model"))
-        env = cli_env(box)
+        write_config(product, box, standin.port, scenario.get("model"))
+        env = cli_env(product, box)
         for i, run in enumerate(scenario["runs"]):
-            argv = [cli, "run", run["prompt"], "--format", "json"]
+            argv = [cli, "run", run["prompt"], "--format", "json", *product.run_args]
             if i > 0 and sid:
                 argv += ["--session", sid]
             for f in run.get("files", []):
@@ -134,14 +156,13 @@ def record(scenario, cli, out_dir):
             proc = subprocess.run([cli, "export", sid], cwd=box["work"], env=env, stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=RUN_SECONDS)
             if proc.returncode != 0:
-                problems.append(f"opencode export exited {proc.returncode}: {proc.stderr[-400:]!r}")
+                problems.append(f"{product.command} export exited {proc.returncode}: {proc.stderr[-400:]!r}")
             else:
                 exported = proc.stdout
     conversation = scripted_conversation(scenario, requests, unused, reduce_messages_request, problems)
-    target = os.path.join(out_dir, f"opencode-{VERSION}", name)
+    target = os.path.join(out_dir, f"{product.name}-{product.version}", name)
     fresh_dir(target)
-    data = os.path.join(box["home"], ".local", "share", "opencode")
-    db = os.path.join(data, "opencode.db")
+    db = os.path.join(box["home"], ".local", "share", product.data, product.db)
     sessions = 0
     if os.path.exists(db):
         import sqlite3
@@ -151,16 +172,16 @@ def record(scenario, cli, out_dir):
         os.makedirs(probe, exist_ok=True)
         for suffix in ("", "-wal"):
             if os.path.exists(db + suffix):
-                shutil.copyfile(db + suffix, os.path.join(probe, "opencode.db" + suffix))
+                shutil.copyfile(db + suffix, os.path.join(probe, product.db + suffix))
                 if scenario.get("keep_wal"):
-                    shutil.copyfile(db + suffix, os.path.join(target, "opencode.db" + suffix))
-        c = sqlite3.connect(os.path.join(probe, "opencode.db"))
+                    shutil.copyfile(db + suffix, os.path.join(target, product.db + suffix))
+        c = sqlite3.connect(os.path.join(probe, product.db))
         sessions = c.execute("select count(*) from session").fetchone()[0]
         if not scenario.get("keep_wal"):
             c.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # still a WAL database, its log empty
         c.close()
         if not scenario.get("keep_wal"):
-            shutil.copyfile(os.path.join(probe, "opencode.db"), os.path.join(target, "opencode.db"))
+            shutil.copyfile(os.path.join(probe, product.db), os.path.join(target, product.db))
     else:
         problems.append(f"no database at {db}")
     if exported is not None:
@@ -169,12 +190,13 @@ def record(scenario, cli, out_dir):
     return finish(name, target, conversation, sessions, problems, unit="sessions")
 
 
-def main():
-    args = driver_arguments(__doc__, RECORDED, f"the opencode executable (default: {PACKAGE}@{VERSION} from npm)").parse_args()
-    scenarios = scenarios_in(SCENARIOS, args.only, load_scenario)
-    cli = args.cli or install_cli(CLI_CACHE, os.path.join("node_modules", "opencode-linux-x64", "bin", "opencode"),
-                                  PACKAGE, VERSION, path_env(dict(os.environ), NODE_DIRS))
-    return record_each(scenarios, lambda scenario: record(scenario, cli, args.out))
+def main(product=OPENCODE, doc=__doc__):
+    args = driver_arguments(doc, RECORDED, f"the {product.command} executable "
+                            f"(default: {product.package}@{product.version} from npm)").parse_args()
+    scenarios = scenarios_in(product.scenarios, args.only, load_scenario)
+    cli = args.cli or install_cli(product.cli_cache, product.program, product.package, product.version,
+                                  path_env(dict(os.environ), NODE_DIRS))
+    return record_each(scenarios, lambda scenario: record(product, scenario, cli, args.out))
 
 
 if __name__ == "__main__":

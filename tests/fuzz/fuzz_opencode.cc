@@ -1,7 +1,8 @@
 // The OpenCode reader on arbitrary bytes: an export's JSON, or a SQLite
 // database (bytes that start with SQLite's magic are read as one, through
 // the private copy): never a crash, and a session it accepts parses line by
-// line, one origin per line, and hydrates.
+// line, one origin per line, and hydrates. Kilo CLI's reader, the same code
+// under Kilo's names (docs/opencode.md K1-K3), is fuzzed through the same door.
 #include <string>
 
 #include "fuzz_common.h"
@@ -28,13 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace pihydrate;
   if (size == 0) return 0;
   std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  // The first byte: a leaf to name (bit 0), SQLite's magic put in front (bit 1).
+  // The first byte: a leaf to name (bit 0), SQLite's magic put in front (bit 1), Kilo CLI's reader (bit 2).
   if ((data[0] & 2) != 0) bytes.insert(0, std::string("SQLite format 3\0", 16));
   ReadOptions options;
   if ((data[0] & 1) != 0) options.leaf = "ses_a";
   (void)ReaderRegistry::standard().choose(make_input_head(bytes, true));
   const BytesInput input(std::move(bytes));
-  ReadSession converted = opencode_reader().read(input, options);
+  const Reader& reader = (data[0] & 4) != 0 ? kilo_cli_reader() : opencode_reader();
+  ReadSession converted = reader.read(input, options);
   if (!converted.ok()) return 0;
   std::size_t lines = 0;
   for (const Entry& e : converted.index.entries) lines += e.length > 0 ? 1 : 0;

@@ -1219,15 +1219,57 @@ def cases(S):
     add("opencode-export-cut", "opencode", "session", raw(export[:len(export) // 2].encode(), "s.json"), 1, ["PH605"])
     add("opencode-export-wrong-types", "opencode", "session",
         raw(b'{"info": {"id": "ses_x"}, "messages": [{"info": 1, "parts": "x"}]}', "s.json"), 1, ["PH605"])
+
+    # ---- 20. Kilo CLI databases and exports: OpenCode's reader under Kilo's names (docs/opencode.md K1-K3)
+    # K1: the schema in the file's first page: Kilo's reader bids; only in the -wal: OpenCode's reader
+    # bids, finds Kilo's tables in the database and counts under Kilo's name.
+    add("kilo-db-valid", "kilo", "session", lambda d: opencode_db(d, checkpoint=True, kilo=True), 0, forbid=["PH605"],
+        check=lambda d, inp, out, stdout, stderr, diags: None if b"Kilo CLI messages" in stderr
+        else "not read as Kilo CLI's (K1): " + stderr[-200:].decode(errors="replace"))
+    add("kilo-db-schema-only-in-wal", "kilo", "session", lambda d: opencode_db(d, rows=[
+        ("msg_1", OC_USER, [("prt_1", '{"type":"step-start"}'), ("prt_2", '{"type":"text","text":"hello"}')])], kilo=True),
+        0, forbid=["PH605"], check=lambda d, inp, out, stdout, stderr, diags: None
+        if b"kilo-cli-bookkeeping-parts=1" in stderr else "not counted as Kilo CLI's (K1): " + stderr[-200:].decode(errors="replace"))
+    add("kilo-db-truncated", "kilo", "session",
+        lambda d: cut_file(opencode_db(d, checkpoint=True, kilo=True), 5000), 1, ["PH605"])
+    add("kilo-db-garbage-pages", "kilo", "session",
+        lambda d: garble_file(opencode_db(d, checkpoint=True, kilo=True)), 1, ["PH605"])
+    add("kilo-db-garbage-wal", "kilo", "session", lambda d: garble_file(opencode_db(d, kilo=True) + "-wal", keep=32)
+        and os.path.join(d, "opencode.db"), 1, ["PH605"], extra=("--from", "kilo-cli"))
+    add("kilo-db-wrong-schema", "kilo", "session",
+        lambda d: opencode_db(d, schema="CREATE TABLE `kilo_board` (x)"), 1, ["PH605"])
+    add("kilo-db-data-not-json", "kilo", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", "{not json", [])], kilo=True), 1, ["PH605"])
+    add("kilo-db-wrong-types", "kilo", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", '{"role":["user"],"time":{"created":[1]}}',
+                                        [("prt_1", '{"type":"file","mime":7,"url":{"u":1}}')]),
+                                       ("msg_2", '{"role":"assistant","error":"x","finish":[],"parentID":9}',
+                                        [("prt_2", '{"type":"reasoning","text":1,"metadata":[]}'),
+                                         ("prt_3", '{"type":"tool","state":{"status":"error","metadata":{"interrupted":true,"output":3}}}')])],
+                              kilo=True),
+        0, forbid=["PH605"])
+    add("kilo-db-compaction-cycles", "kilo", "session",
+        lambda d: opencode_db(d, rows=[("msg_1", '{"role":"user"}', [("prt_1", '{"type":"compaction","tail_start_id":"msg_1"}')]),
+                                       ("msg_2", '{"role":"assistant","parentID":"msg_1","summary":true,"finish":"stop"}',
+                                        [("prt_2", '{"type":"compaction","tail_start_id":"msg_2"}')]),
+                                       ("msg_3", '{"role":"user"}', [("prt_3", '{"type":"compaction","tail_start_id":"msg_1"}')])],
+                              kilo=True),
+        0, forbid=["PH605"])
+    add("kilo-db-no-session", "kilo", "session", lambda d: opencode_db(d, rows=None, kilo=True), 1, ["PH605"])
+    add("kilo-garbage-read-as-kilo", "kilo", "session", raw(b"SQLite format 3\0" + bytes(range(256)) * 64, "kilo.db"),
+        1, ["PH605"], extra=("--from", "kilo-cli"))
+    add("kilo-export-cut", "kilo", "session", raw(export[:len(export) // 3].encode(), "s.json"), 1, ["PH605"],
+        extra=("--from", "kilo-cli"))
     return C
 
 
 OC_USER = '{"role":"user","time":{"created":1795846051458}}'
 
 
-def opencode_db(d, rows=(), schema=None, checkpoint=False):
+def opencode_db(d, rows=(), schema=None, checkpoint=False, kilo=False):
     """An OpenCode database in d (WAL mode; rows only in its -wal unless checkpoint): one session holding
-    `rows` ((message id, data, [(part id, data)])), a small conversation by default; no session for None."""
+    `rows` ((message id, data, [(part id, data)])), a small conversation by default; no session for None.
+    kilo: Kilo CLI's, with its own tables (docs/opencode.md K1)."""
     import sqlite3
     path = os.path.join(d, "opencode.db")
     live = os.path.join(d, "live")
@@ -1240,6 +1282,9 @@ def opencode_db(d, rows=(), schema=None, checkpoint=False):
         "revert text, time_created integer, time_updated integer);"
         "CREATE TABLE message (id text PRIMARY KEY, session_id text, time_created integer, data text);"
         "CREATE TABLE part (id text PRIMARY KEY, message_id text, session_id text, data text);"))
+    if kilo:
+        db.executescript("CREATE TABLE `kilo_board` (`root_session_id` text PRIMARY KEY);"
+                         "CREATE TABLE `kilo_board_message` (`id` text PRIMARY KEY, `board_root_session_id` text);")
     if schema is None and rows is not None:
         if rows == ():
             rows = [("msg_1", OC_USER, [("prt_1", '{"type":"text","text":"hello"}')]),

@@ -1,7 +1,8 @@
 // OpenCode sessions -> pi sessions (docs/opencode.md): the database read
 // without a trace (O1), the session chosen, and the mapping rules a
 // recording alone does not pin down, each on a small database or export
-// made here.
+// made here. Kilo CLI's reader, the same code under Kilo's names (K1-K3),
+// at the end.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -65,10 +66,11 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
-// A database shaped as OpenCode 1.18's tables (the columns the reader reads, and a few more).
+// A database shaped as OpenCode 1.18's tables (the columns the reader reads, and a few more); with
+// `kilo`, Kilo CLI 7.7's, which adds tables of its own (K1).
 class Db {
  public:
-  explicit Db(const std::string& path) {
+  explicit Db(const std::string& path, bool kilo = false) {
     EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
     exec(db_, "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;");
     exec(db_,
@@ -79,6 +81,10 @@ class Db {
          "time_updated integer NOT NULL, data text NOT NULL);"
          "CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, "
          "time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);");
+    if (kilo)
+      exec(db_,
+           "CREATE TABLE `kilo_board` (`root_session_id` text PRIMARY KEY, `time_created` integer NOT NULL);"
+           "CREATE TABLE `kilo_board_message` (`id` text PRIMARY KEY, `board_root_session_id` text NOT NULL);");
   }
   ~Db() { sqlite3_close(db_); }
   void session(const std::string& id, std::int64_t updated, const std::string& title = "A title",
@@ -162,12 +168,13 @@ struct Converted {
   std::string text;
 };
 
-Converted read_file(const std::string& path, std::optional<std::string> leaf = std::nullopt) {
+Converted read_file(const std::string& path, std::optional<std::string> leaf = std::nullopt,
+                    const Reader& reader = opencode_reader()) {
   Converted c;
   const FileInput input(path);
   ReadOptions options;
   options.leaf = std::move(leaf);
-  c.read = opencode_reader().read(input, options);
+  c.read = reader.read(input, options);
   if (c.read.ok() && c.read.lines) {
     std::string scratch;
     for (const Entry& e : c.read.index.entries) {
@@ -186,9 +193,9 @@ std::string messages_of(const Converted& c) {
 }
 
 // A database written by a live connection, whose rows are only in its -wal (as OpenCode leaves it).
-std::string wal_only_database(const TempDir& dir, const std::function<void(Db&)>& fill) {
+std::string wal_only_database(const TempDir& dir, const std::function<void(Db&)>& fill, bool kilo = false) {
   TempDir live;
-  Db db(live.path + "/opencode.db");
+  Db db(live.path + "/opencode.db", kilo);
   fill(db);
   copy_live(live.path, dir.path);
   return dir.path + "/opencode.db";
@@ -421,6 +428,68 @@ TEST(OpenCode, ReadsAnExport) {
   const Converted cut = read_file(path);
   ASSERT_FALSE(cut.read.ok());
   EXPECT_EQ(cut.read.diagnostics[0].line, 4u);
+}
+
+// K1: a database with Kilo CLI's own tables is Kilo's, by itself; OpenCode's reader bids lower on it
+// and as before on OpenCode's; an export, the same JSON from both CLIs, is OpenCode's (K2).
+TEST(KiloCli, BidsOnItsOwnTables) {
+  TempDir dir;
+  const auto format_of = [](const std::string& path) {
+    const std::string head = bytes_of(path).substr(0, 65536);
+    const Reader* r = ReaderRegistry::standard().choose(make_input_head(head, false));
+    return r == nullptr ? std::string("none") : std::string(r->info().name);
+  };
+  const auto checkpointed = [&](bool kilo) {
+    const std::string path = dir.path + (kilo ? "/kilo.db" : "/opencode.db");
+    Db shaped(path, kilo);
+    shaped.session("ses_a", 1795846000001);
+    conversation(shaped, "ses_a", "hello");
+    exec(shaped.handle(), "PRAGMA wal_checkpoint(TRUNCATE)");  // the schema in the file's first page
+    return path;
+  };
+  EXPECT_EQ(format_of(checkpointed(true)), "kilo-cli");
+  EXPECT_EQ(format_of(checkpointed(false)), "opencode");
+  const std::string kilo_bytes = bytes_of(dir.path + "/kilo.db").substr(0, 65536);  // the head points into it
+  const InputHead kilo_head = make_input_head(kilo_bytes, false);
+  EXPECT_EQ(opencode_reader().bid(kilo_head), kBidShape);
+  EXPECT_EQ(kilo_cli_reader().bid(kilo_head), kBidMarker);
+  EXPECT_EQ(kilo_cli_reader().bid(make_input_head("{\n  \"info\": {\n    \"id\": \"ses_ddf3\"", false)), kBidNone);
+}
+
+// K1: Kilo's database is read by OpenCode's rules; the report says Kilo CLI and counts under its name.
+TEST(KiloCli, ReadsItsDatabaseByOpenCodesRules) {
+  TempDir dir;
+  const std::string path = wal_only_database(
+      dir,
+      [](Db& db) {
+        db.session("ses_a", 1795846000001, "Missing file");
+        conversation(db, "ses_a", "\\\"Show missing.txt.\\\"");
+        db.session("ses_b", 1795846000000, "Older");
+        conversation(db, "ses_b", "older");
+      },
+      true);
+  const Converted kilo = read_file(path, std::nullopt, kilo_cli_reader());
+  ASSERT_TRUE(kilo.read.ok()) << messages_of(kilo);
+  const Converted opencode = read_file(path);
+  ASSERT_TRUE(opencode.read.ok()) << messages_of(opencode);
+  EXPECT_EQ(kilo.text, opencode.text);  // one code path: the same session
+  EXPECT_EQ(kilo.read.repairs.at("kilo-cli-failed-commands"), 1u);
+  EXPECT_EQ(kilo.read.repairs.at("kilo-cli-bookkeeping-parts"), 2u);
+  EXPECT_EQ(kilo.read.repairs.at("kilo-cli-other-sessions"), 1u);
+  EXPECT_EQ(kilo.read.repairs.count("opencode-failed-commands"), 0u);
+  // OpenCode's reader, forced or bidding on a head that does not show the tables, reads it as Kilo's too.
+  EXPECT_EQ(opencode.read.repairs.at("kilo-cli-failed-commands"), 1u);
+  // A SQLite file without the tables is not Kilo's either, in Kilo's words.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir.path + "/other.db").c_str(), &db), SQLITE_OK);
+    exec(db, "CREATE TABLE notes (id integer)");
+    sqlite3_close(db);
+  }
+  const Converted other = read_file(dir.path + "/other.db", std::nullopt, kilo_cli_reader());
+  ASSERT_FALSE(other.read.ok());
+  EXPECT_NE(other.read.diagnostics[0].message.find("not a Kilo CLI database"), std::string::npos);
+  EXPECT_NE(other.read.diagnostics[0].hint.find("~/.local/share/kilo/kilo.db"), std::string::npos);
 }
 
 }  // namespace
