@@ -1,5 +1,5 @@
 // GitHub Copilot CLI session events -> pi v3 session, by the rules of
-// docs/copilot-cli.md (C1-C14; the comments name them).
+// docs/copilot-cli.md (CP1-CP14; the comments name them).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -53,7 +53,7 @@ int nesting_of(std::string_view line, int limit) {
   return deepest;
 }
 
-// C9: the exit code in the trailer the CLI ends a shell result with
+// CP9: the exit code in the trailer the CLI ends a shell result with
 // ("<shellId: N completed with exit code K>"); 0 when there is none.
 long trailer_exit_code(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
@@ -65,7 +65,7 @@ long trailer_exit_code(std::string_view text) {
   return std::strtol(std::string(text.substr(at + marker.size())).c_str(), nullptr, 10);
 }
 
-// The event types that are the CLI's own bookkeeping (C4): shown in its
+// The event types that are the CLI's own bookkeeping (CP4): shown in its
 // timeline, used for its accounting, never sent to the model.
 bool is_bookkeeping(const std::string& type) {
   static const std::set<std::string> prefixes = {"session.",       "assistant.",      "tool.",        "permission.",
@@ -77,7 +77,7 @@ bool is_bookkeeping(const std::string& type) {
   return false;
 }
 
-// C2: the events that are messages of the conversation (the others may sit on side chains).
+// CP2: the events that are messages of the conversation (the others may sit on side chains).
 bool is_message_event(const std::string& type) {
   return type == "user.message" || type == "assistant.message" || type == "tool.execution_complete" ||
          type == "system.notification" || type == "session.compaction_complete";
@@ -160,7 +160,7 @@ class CopilotCliReader {
       const JsonValue* data = json_member(e.doc, "data");
       e.data = data && data->IsObject() ? data : &empty;
       if (pass == 1 && e.ordinal == 1 && e.type != "session.start") {
-        // C1: the CLI starts every session's file with session.start.
+        // CP1: the CLI starts every session's file with session.start.
         write_.error(e.line, e.column,
                      "a Copilot CLI session starts with a session.start event; this one is " +
                          (e.type.empty() ? std::string("untyped") : "\"" + e.type + "\""),
@@ -181,7 +181,7 @@ class CopilotCliReader {
       const std::string id = json_string(e.doc, "id");
       const JsonValue* parent = json_member(e.doc, "parentId");
       const std::string parent_id = parent && parent->IsString() ? parent->GetString() : "";
-      // C2: the conversation is the file's order; a message whose parentId names no earlier event is noted.
+      // CP2: the conversation is the file's order; a message whose parentId names no earlier event is noted.
       if (e.ordinal > 1 && is_message_event(e.type) && !seen.count(parent_id)) {
         if (!chain_reported)
           write_.warn(e.line, e.column,
@@ -195,7 +195,7 @@ class CopilotCliReader {
       }
       seen.insert(id);
       if (e.type == "session.start" && !started_) {
-        // C1: the header is the session's start.
+        // CP1: the header is the session's start.
         started_ = true;
         start_line_ = e.line;
         start_column_ = e.column;
@@ -206,10 +206,10 @@ class CopilotCliReader {
           cwd_ = json_string(*context, "cwd");
         model_ = json_string(*e.data, "selectedModel");
       } else if (e.type == "session.context_cleared" && !json_member(e.doc, "agentId")) {
-        // C12: the conversation the CLI sends starts after the last clear.
+        // CP12: the conversation the CLI sends starts after the last clear.
         cleared_at_ = e.ordinal;
       } else if (e.type == "session.binary_asset") {
-        // C8: an image's bytes, kept once and named by attachments and tool results.
+        // CP8: an image's bytes, kept once and named by attachments and tool results.
         if (const std::string asset = json_string(*e.data, "assetId"); !asset.empty())
           assets_[asset] = {e.begin, e.size};
       }
@@ -247,12 +247,12 @@ class CopilotCliReader {
       event(e);
     });
     flush_assistant();
-    // C13: the session's title.
+    // CP13: the session's title.
     if (!title_.empty() && wrote_conversation_)
       entry("session_info", title_origin_, [&](JsonWriter& w) { write_key_string(w, "name", title_); });
   }
 
-  // What changes the model named on later messages (C7).
+  // What changes the model named on later messages (CP7).
   void model_event(const Event& e) {
     if (e.type == "session.model_change") {
       if (const std::string m = json_string(*e.data, "newModel"); !m.empty()) model_ = m;
@@ -266,7 +266,7 @@ class CopilotCliReader {
 
   void event(Event& e) {
     if (json_member(e.doc, "agentId")) {
-      // C11: a subagent's own events; its answer reaches the conversation as its tool call's result.
+      // CP11: a subagent's own events; its answer reaches the conversation as its tool call's result.
       write_.count("copilot-cli-subagent-events");
       return;
     }
@@ -291,25 +291,25 @@ class CopilotCliReader {
     } else if (e.type == "session.compaction_complete") {
       compaction(e);
     } else if (e.type == "session.context_cleared") {
-      // C12: a clear sets the conversation's first message, when it gives one.
+      // CP12: a clear sets the conversation's first message, when it gives one.
       if (const std::string first = json_string(*e.data, "initialMessage"); !first.empty())
         user_text(first, {e.line, e.column, "session.context_cleared event"});
     } else if (e.type == "system.message") {
-      // C3: the CLI's system prompt; pi sends its own.
+      // CP3: the CLI's system prompt; pi sends its own.
       write_.count("copilot-cli-system-prompts");
     } else if (e.type == "tool.execution_start") {
       if (const std::string id = json_string(*e.data, "toolCallId"); !id.empty() && !call_names_.count(id))
         call_names_[id] = json_string(*e.data, "toolName");
       write_.count("copilot-cli-bookkeeping-events");
     } else if (e.type == "session.truncation") {
-      // C12: the CLI left old messages out of its requests; pi sends the whole conversation.
+      // CP12: the CLI left old messages out of its requests; pi sends the whole conversation.
       write_.warn(e.line, e.column,
                   "the CLI truncated its conversation here (" +
                       std::to_string(json_count(*e.data, "messagesRemovedDuringTruncation")) +
                       " messages); pi sends them all",
                   "copilot-cli-truncations");
     } else if (e.type == "skill.invoked") {
-      // C10: a skill's text the CLI adds to its requests; how it is placed there is not in the file.
+      // CP10: a skill's text the CLI adds to its requests; how it is placed there is not in the file.
       write_.warn(e.line, e.column, "skill " + json_string(*e.data, "name") + ": its text is not carried over",
                   "copilot-cli-skills-dropped");
     } else if (e.type == "session.model_change" || e.type == "session.resume" || e.type == "session.title_changed") {
@@ -318,7 +318,7 @@ class CopilotCliReader {
     } else if (is_bookkeeping(e.type)) {
       write_.count("copilot-cli-bookkeeping-events");
     } else if (unknown_types_.insert(e.type).second) {
-      // C14: an event type this reader does not know.
+      // CP14: an event type this reader does not know.
       write_.warn(e.line, e.column,
                   "an event of type " + (e.type.empty() ? std::string("(none)") : "\"" + e.type + "\"") +
                       " is not part of the conversation this reader knows; left out (and any later ones)",
@@ -328,7 +328,7 @@ class CopilotCliReader {
     }
   }
 
-  // C5: user messages: the text the CLI sent (transformedContent), then their images.
+  // CP5: user messages: the text the CLI sent (transformedContent), then their images.
   void user(const Event& e) {
     std::string text = json_string(*e.data, "transformedContent");
     if (text.empty()) text = json_string(*e.data, "content");
@@ -342,7 +342,7 @@ class CopilotCliReader {
         if (!data.empty() && is_image_mime(mime)) {
           images.emplace_back(mime, data);
         } else if (is_image_mime(mime) || json_string(a, "type") == "blob") {
-          // C8: bytes the file does not hold (omitted for their size, or never kept).
+          // CP8: bytes the file does not hold (omitted for their size, or never kept).
           write_.warn(e.line, e.column,
                       "an attached " + (mime.empty() ? std::string("blob") : mime) +
                           " whose bytes the file does not hold; left out",
@@ -376,7 +376,7 @@ class CopilotCliReader {
     });
   }
 
-  // C10: a notification the CLI put in the conversation (a background task done).
+  // CP10: a notification the CLI put in the conversation (a background task done).
   void notification(const Event& e) {
     const std::string text = json_string(*e.data, "content");
     if (text.empty()) {
@@ -386,7 +386,7 @@ class CopilotCliReader {
     user_text(text, {e.line, e.column, "system.notification event"});
   }
 
-  // C7: the usage the CLI recorded for the model call whose message follows.
+  // CP7: the usage the CLI recorded for the model call whose message follows.
   void usage(const Event& e) {
     const JsonValue* u = json_member(*e.data, "usage");
     if (u == nullptr || !u->IsObject()) return;
@@ -401,7 +401,7 @@ class CopilotCliReader {
     write_.count("copilot-cli-bookkeeping-events");
   }
 
-  // C6: the chunks of one model call (the same apiCallId, one after another) are one pi message.
+  // CP6: the chunks of one model call (the same apiCallId, one after another) are one pi message.
   void assistant_chunk(Event& e) {
     const std::string call = json_string(*e.data, "apiCallId");
     if (!chunks_.empty() && (call.empty() || call != chunk_call_)) flush_assistant();
@@ -420,7 +420,7 @@ class CopilotCliReader {
     const JsonValue* call = nullptr;
   };
 
-  // C6: thinking and text, in the order the reply had them.
+  // CP6: thinking and text, in the order the reply had them.
   void reasoning_and_text(const JsonValue& d, std::vector<Block>& blocks, const std::string& api) {
     const std::string content = json_string(d, "content");
     const JsonValue* rb = json_member(d, "reasoningBlocks");
@@ -483,7 +483,7 @@ class CopilotCliReader {
           if (r.IsObject() && !json_string(r, "toolCallId").empty()) blocks.push_back({Block::kCall, "", "", &r});
     }
     if (blocks.empty()) {
-      // C6: a reply with nothing in it is not sent back.
+      // CP6: a reply with nothing in it is not sent back.
       write_.count("copilot-cli-empty-replies");
       return;
     }
@@ -522,7 +522,7 @@ class CopilotCliReader {
         w.EndObject();
       }
       w.EndArray();
-      // C7: what pi knows of the model that wrote it.
+      // CP7: what pi knows of the model that wrote it.
       write_key_string(w, "api", api);
       write_key_string(w, "provider",
                        !chunk_usage_.seen || !chunk_usage_.byok ? std::string("github-copilot")
@@ -541,7 +541,7 @@ class CopilotCliReader {
     });
   }
 
-  // C8, C9: a tool's completion is the pi result of its call.
+  // CP8, CP9: a tool's completion is the pi result of its call.
   void tool_result(const Event& e) {
     const std::string id = json_string(*e.data, "toolCallId");
     if (!open_calls_.count(id)) {
@@ -572,7 +572,7 @@ class CopilotCliReader {
     } else if (const JsonValue* error = json_member(*e.data, "error"); error && error->IsObject()) {
       text = json_string(*error, "message");
     }
-    // C9: a shell command that exited with a code other than 0 failed, as pi's own bash tool says.
+    // CP9: a shell command that exited with a code other than 0 failed, as pi's own bash tool says.
     long exit_code = 0;
     if (const JsonValue* shell = json_member(*e.data, "shellExecution"); shell && shell->IsObject()) {
       const JsonValue* code = json_member(*shell, "exitCode");
@@ -594,7 +594,7 @@ class CopilotCliReader {
     });
   }
 
-  // C12: a compaction that succeeded: its summary, then what came after it.
+  // CP12: a compaction that succeeded: its summary, then what came after it.
   void compaction(const Event& e) {
     const std::string summary = json_string(*e.data, "summaryContent");
     if (!json_true(*e.data, "success") || summary.empty()) {
@@ -615,7 +615,7 @@ class CopilotCliReader {
 
   std::string next_id() { return entry_id_for("copilot-cli:" + std::to_string(++entries_), taken_ids_); }
 
-  // C2: one chain, ids made from the entries' places.
+  // CP2: one chain, ids made from the entries' places.
   void entry(const char* type, const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& members) {
     const std::string id = next_id();
     write_.entry(type, id, last_id_, timestamp_.empty() ? start_time_ : timestamp_, origin, members);
@@ -642,7 +642,7 @@ class CopilotCliReader {
   std::string session_id_, start_time_, cwd_, model_, title_;
   TranscriptOrigin title_origin_;
   std::map<std::string, Asset> assets_;  // assetId -> where its event is
-  std::vector<Event> chunks_;            // C6: the assistant message being gathered
+  std::vector<Event> chunks_;            // CP6: the assistant message being gathered
   std::string chunk_call_, chunk_time_, event_time_, timestamp_, last_id_;
   Usage usage_, chunk_usage_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
@@ -659,7 +659,7 @@ std::string convert(const LogSource& source, const std::string& file, ReadSessio
   return text;
 }
 
-// C1: the first record of a Copilot CLI events.jsonl.
+// CP1: the first record of a Copilot CLI events.jsonl.
 bool is_start_event(const JsonValue& doc) {
   if (json_string(doc, "type") != "session.start") return false;
   const JsonValue* data = json_member(doc, "data");

@@ -1,7 +1,7 @@
 // OpenCode session (its SQLite database, or `opencode export` JSON) -> pi v3
 // session, by the rules of docs/opencode.md (O1-O12; the comments name them).
 // Kilo CLI, a fork of OpenCode, is read by the same code under its own names
-// (K1-K3): the reader is made once per OpencodeProduct.
+// (KL1-KL3): the reader is made once per OpencodeProduct.
 #include <unistd.h>
 
 #include <algorithm>
@@ -617,7 +617,7 @@ bool choose_session(const OpencodeProduct& product, const std::vector<OpencodeSe
   return true;
 }
 
-// K1: whether `head` (a SQLite file's first bytes) shows a CREATE statement of the tables only
+// KL1: whether `head` (a SQLite file's first bytes) shows a CREATE statement of the tables only
 // `product`'s database has (`kilo_board`, `kilo_board_message`): the schema's b-tree starts on the
 // first page, which keeps the statements it held before it grew past one page.
 bool shows_table(std::string_view head, const OpencodeProduct& product) {
@@ -625,10 +625,10 @@ bool shows_table(std::string_view head, const OpencodeProduct& product) {
   return head.find(std::string("CREATE TABLE `") + product.marker_table) != std::string_view::npos;
 }
 
-// The products read by this code: OpenCode and its forks (K1).
+// The products read by this code: OpenCode and its forks (KL1).
 const OpencodeProduct* const kProducts[] = {&opencode_product(), &kilo_cli_product()};
 
-// K1: the product whose database `db` is: a fork's when it holds the fork's table, else `chosen`.
+// KL1: the product whose database `db` is: a fork's when it holds the fork's table, else `chosen`.
 const OpencodeProduct& product_of(const OpencodeDatabase& db, const OpencodeProduct& chosen) {
   if (*chosen.marker_table != '\0') return chosen;
   for (const OpencodeProduct* fork : kProducts)
@@ -653,13 +653,13 @@ class OpencodeFormat final : public Reader {
 
   int bid(const InputHead& head) const override {
     if (head.text.substr(0, kSqliteMagic.size()) == kSqliteMagic) {
-      // K1: a fork's database is OpenCode's plus tables of its own; OpenCode's own has none.
+      // KL1: a fork's database is OpenCode's plus tables of its own; OpenCode's own has none.
       if (*product_.marker_table != '\0') return shows_table(head.text, product_) ? kBidMarker : kBidNone;
       for (const OpencodeProduct* fork : kProducts)
         if (shows_table(head.text, *fork)) return kBidShape;
       return kBidMarker;
     }
-    // K2: an export is the same JSON whichever CLI printed it; OpenCode's reader takes it, --from a fork's.
+    // KL2: an export is the same JSON whichever CLI printed it; OpenCode's reader takes it, --from a fork's.
     if (*product_.marker_table != '\0') return kBidNone;
     // `opencode export`: {"info": {"id": "ses_...", ...}, "messages": [...]}, pretty-printed.
     std::string_view t = head.text;
@@ -682,7 +682,7 @@ class OpencodeFormat final : public Reader {
     OpencodeSession session;
     ParsedSession parsed;
     std::unique_ptr<rapidjson::Document> exported;
-    const OpencodeProduct* product = &product_;  // K1: a fork's when the database holds its tables
+    const OpencodeProduct* product = &product_;  // KL1: a fork's when the database holds its tables
     std::string head(16, '\0');
     const std::string bytes_for_export = starts_as_sqlite(input, head) ? std::string() : input.read_all();
     if (head == kSqliteMagic) {
@@ -722,7 +722,7 @@ class OpencodeFormat final : public Reader {
     return head == kSqliteMagic;
   }
 
-  // `product`: this reader's, made a fork's when the database is the fork's (K1).
+  // `product`: this reader's, made a fork's when the database is the fork's (KL1).
   static bool read_database(const OpencodeProduct*& product, const ReaderInput& input, const ReadOptions& options,
                             OpencodeSession& session, ReadSession& out, TranscriptWriter& report) {
     try {

@@ -4,7 +4,7 @@
 // and their parts, each part's and message's `data` JSON as OpenCode stored
 // it. docs/opencode.md has the rules (O1: why a private copy). Kilo CLI, a
 // fork of OpenCode, stores its sessions the same way under its own names
-// (K1-K3): an OpencodeProduct says which of the two is read.
+// (KL1-KL3): an OpencodeProduct says which of the two is read.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ struct sqlite3;
 
 namespace pihydrate {
 
-// What tells OpenCode from a fork that stores sessions as it does (docs/opencode.md, K1-K3): the
+// What tells OpenCode from a fork that stores sessions as it does (docs/opencode.md, KL1-KL3): the
 // names its reader, messages and counters use, and the table only the fork's database has.
 struct OpencodeProduct {
   const char* name;          // the reader's name ("opencode", "kilo-cli"), which starts its counters' names
@@ -24,7 +24,7 @@ struct OpencodeProduct {
   const char* a_product;     // "an OpenCode", "a Kilo CLI"
   const char* command;       // "opencode", "kilo": in hints ("`opencode export SESSION_ID`")
   const char* database;      // where it keeps the database: "~/.local/share/opencode/opencode.db"
-  const char* marker_table;  // K1: a table only its database has; "" for OpenCode, which has none of its own
+  const char* marker_table;  // KL1: a table only its database has; "" for OpenCode, which has none of its own
 };
 const OpencodeProduct& opencode_product();
 const OpencodeProduct& kilo_cli_product();
@@ -67,7 +67,7 @@ class OpencodeDatabase {
 
   // Every session, the most recently updated first.
   std::vector<OpencodeSessionRow> sessions() const;
-  // K1: whether the database holds `table`.
+  // KL1: whether the database holds `table`.
   bool has_table(const std::string& table) const;
   // One session with its messages and parts.
   void load(const std::string& session_id, OpencodeSession& out) const;

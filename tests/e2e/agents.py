@@ -116,17 +116,17 @@ Copilot CLI (Anthropic Messages from a custom provider; N11 does not apply):
   N26 Copilot CLI: a tool result's isError is not compared: the CLI sends a command that exited
       non-zero as a plain result (it counts as a success to the CLI: shellExecution.exitCode 1), the
       code in the result's "<shellId: N completed with exit code K>" trailer, compared as text;
-      pi-hydrate marks it failed, as pi's bash tool would (docs/copilot-cli.md C9).
+      pi-hydrate marks it failed, as pi's bash tool would (docs/copilot-cli.md CP9).
   N27 Copilot CLI: a compaction is sent as a user text of its own ("Some of the conversation history
       has been summarized ... <user_message>...</user_message> ... <summary>S</summary>") before the
       next prompt; the stand-in side's summary item is S, the scripted summary, which pi's summary
-      (the same text in pi's wrapper, docs/copilot-cli.md C12) contains (N16).
+      (the same text in pi's wrapper, docs/copilot-cli.md CP12) contains (N16).
   N28 Copilot CLI: a tool result's images are not compared on pi's side: with a custom provider the
       CLI sent the view tool's image (binaryResultsForLlm) neither in the turn nor on resume
-      (recorded/copilot-cli-1.0.102/image); pi-hydrate carries it (C8), which a vision model reads.
-Kilo CLI (OpenCode's fork, read by the same code: docs/opencode.md K1-K3; N25 applies to it too):
+      (recorded/copilot-cli-1.0.102/image); pi-hydrate carries it (CP8), which a vision model reads.
+Kilo CLI (OpenCode's fork, read by the same code: docs/opencode.md KL1-KL3; N25 applies to it too):
   N29 Kilo CLI: the user text "<environment_details>...</environment_details>" (the time, the folder) is
-      left out: Kilo adds it to each user message when it sends it and never stores it (K3). A user text
+      left out: Kilo adds it to each user message when it sends it and never stores it (KL3). A user text
       that is one whole <system-reminder> (the agent-switch note Kilo stores as a synthetic part after a
       compaction, and sends) is left out on pi's side too: N2 leaves it out on the stand-in's.
 
@@ -162,7 +162,7 @@ TRANSCRIPTS["opencode"] = "opencode.db"  # OpenCode: its SQLite database (docs/o
 APIS["opencode"] = "anthropic-messages"  # recorded through the stand-in's Anthropic route
 TRANSCRIPTS["copilot-cli"] = "events.jsonl"  # Copilot CLI: its session folder's events (docs/copilot-cli.md)
 APIS["copilot-cli"] = "anthropic-messages"  # recorded with a custom Anthropic provider (copilot_cli_driver.py)
-TRANSCRIPTS["kilo-cli"] = "kilo.db"  # Kilo CLI: OpenCode's database under its own name (docs/opencode.md K1)
+TRANSCRIPTS["kilo-cli"] = "kilo.db"  # Kilo CLI: OpenCode's database under its own name (docs/opencode.md KL1)
 APIS["kilo-cli"] = "anthropic-messages"
 KILO_ENVIRONMENT = "<environment_details>"  # N29
 CONTEXT_PIS = ("1.5.2", "1.6.0")  # the versions whose context is compared with the CLI's

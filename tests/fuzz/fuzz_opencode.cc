@@ -2,7 +2,7 @@
 // database (bytes that start with SQLite's magic are read as one, through
 // the private copy): never a crash, and a session it accepts parses line by
 // line, one origin per line, and hydrates. Kilo CLI's reader, the same code
-// under Kilo's names (docs/opencode.md K1-K3), is fuzzed through the same door.
+// under Kilo's names (docs/opencode.md KL1-KL3), is fuzzed through the same door.
 #include <string>
 
 #include "fuzz_common.h"

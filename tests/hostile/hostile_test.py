@@ -1220,16 +1220,16 @@ def cases(S):
     add("opencode-export-wrong-types", "opencode", "session",
         raw(b'{"info": {"id": "ses_x"}, "messages": [{"info": 1, "parts": "x"}]}', "s.json"), 1, ["PH605"])
 
-    # ---- 20. Kilo CLI databases and exports: OpenCode's reader under Kilo's names (docs/opencode.md K1-K3)
-    # K1: the schema in the file's first page: Kilo's reader bids; only in the -wal: OpenCode's reader
+    # ---- 20. Kilo CLI databases and exports: OpenCode's reader under Kilo's names (docs/opencode.md KL1-KL3)
+    # KL1: the schema in the file's first page: Kilo's reader bids; only in the -wal: OpenCode's reader
     # bids, finds Kilo's tables in the database and counts under Kilo's name.
     add("kilo-db-valid", "kilo", "session", lambda d: opencode_db(d, checkpoint=True, kilo=True), 0, forbid=["PH605"],
         check=lambda d, inp, out, stdout, stderr, diags: None if b"Kilo CLI messages" in stderr
-        else "not read as Kilo CLI's (K1): " + stderr[-200:].decode(errors="replace"))
+        else "not read as Kilo CLI's (KL1): " + stderr[-200:].decode(errors="replace"))
     add("kilo-db-schema-only-in-wal", "kilo", "session", lambda d: opencode_db(d, rows=[
         ("msg_1", OC_USER, [("prt_1", '{"type":"step-start"}'), ("prt_2", '{"type":"text","text":"hello"}')])], kilo=True),
         0, forbid=["PH605"], check=lambda d, inp, out, stdout, stderr, diags: None
-        if b"kilo-cli-bookkeeping-parts=1" in stderr else "not counted as Kilo CLI's (K1): " + stderr[-200:].decode(errors="replace"))
+        if b"kilo-cli-bookkeeping-parts=1" in stderr else "not counted as Kilo CLI's (KL1): " + stderr[-200:].decode(errors="replace"))
     add("kilo-db-truncated", "kilo", "session",
         lambda d: cut_file(opencode_db(d, checkpoint=True, kilo=True), 5000), 1, ["PH605"])
     add("kilo-db-garbage-pages", "kilo", "session",
@@ -1269,7 +1269,7 @@ OC_USER = '{"role":"user","time":{"created":1795846051458}}'
 def opencode_db(d, rows=(), schema=None, checkpoint=False, kilo=False):
     """An OpenCode database in d (WAL mode; rows only in its -wal unless checkpoint): one session holding
     `rows` ((message id, data, [(part id, data)])), a small conversation by default; no session for None.
-    kilo: Kilo CLI's, with its own tables (docs/opencode.md K1)."""
+    kilo: Kilo CLI's, with its own tables (docs/opencode.md KL1)."""
     import sqlite3
     path = os.path.join(d, "opencode.db")
     live = os.path.join(d, "live")

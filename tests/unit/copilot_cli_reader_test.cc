@@ -82,7 +82,7 @@ TEST(CopilotCliReader, BidsOnItsSessionStartAlone) {
 }
 
 TEST(CopilotCliReader, WritesTheTextTheCliSentAndLeavesItsOwnEventsOut) {
-  // C3, C4, C5: the system prompt and turn markers are not written; the user's text is the one sent.
+  // CP3, CP4, CP5: the system prompt and turn markers are not written; the user's text is the one sent.
   Events ev;
   ev.start().user("hi").add("system.message", R"({"role":"system","content":"You are Copilot."})");
   ev.add("assistant.turn_start", R"({"turnId":"0"})").reply("hello").add("assistant.turn_end", R"({"turnId":"0"})");
@@ -98,7 +98,7 @@ TEST(CopilotCliReader, WritesTheTextTheCliSentAndLeavesItsOwnEventsOut) {
 }
 
 TEST(CopilotCliReader, AShellCommandThatExitsNonZeroIsAFailedResult) {
-  // C9: success: true with exit code 1 is a failure; the text (and its trailer) is kept.
+  // CP9: success: true with exit code 1 is a failure; the text (and its trailer) is kept.
   Events ev;
   ev.start().user("show it").reply("", call("toolu_1", "cat missing.txt"));
   ev.result("toolu_1", "cat: missing.txt: No such file\\n<shellId: 0 completed with exit code 1>", 1);
@@ -130,7 +130,7 @@ TEST(CopilotCliReader, TheExitCodeTrailerCountsWithoutShellExecution) {
 }
 
 TEST(CopilotCliReader, SignedAnthropicThinkingKeepsItsSignature) {
-  // C6, C7: the blocks as the API sent them, signature and redacted data kept; api and provider from the usage record.
+  // CP6, CP7: the blocks as the API sent them, signature and redacted data kept; api and provider from the usage record.
   Events ev;
   ev.start().user("6 x 7?");
   ev.add(
@@ -170,7 +170,7 @@ TEST(CopilotCliReader, ReasoningWithoutAnthropicsWireIsNotSignedAndEncryptedReas
 }
 
 TEST(CopilotCliReader, ChunksOfOneModelCallAreOneMessage) {
-  // C6: the same apiCallId, one after another.
+  // CP6: the same apiCallId, one after another.
   Events ev;
   ev.start()
       .user("go")
@@ -185,7 +185,7 @@ TEST(CopilotCliReader, ChunksOfOneModelCallAreOneMessage) {
 }
 
 TEST(CopilotCliReader, SubagentEventsAreLeftOutAndItsAnswerIsTheTaskResult) {
-  // C11
+  // CP11
   Events ev;
   ev.start().user("use a subagent").reply("", R"({"toolCallId":"toolu_1","name":"task","arguments":{"prompt":"p"}})");
   ev.add("user.message", R"({"content":"p"})", R"(,"agentId":"a1")");
@@ -198,7 +198,7 @@ TEST(CopilotCliReader, SubagentEventsAreLeftOutAndItsAnswerIsTheTaskResult) {
 }
 
 TEST(CopilotCliReader, ACompactionIsASummaryAndAClearStartsAgain) {
-  // C12
+  // CP12
   Events ev;
   ev.start().user("one").reply("1");
   ev.add("session.compaction_complete", R"({"success":true,"summaryContent":"we counted","preCompactionTokens":900})");
@@ -220,7 +220,7 @@ TEST(CopilotCliReader, ACompactionIsASummaryAndAClearStartsAgain) {
 }
 
 TEST(CopilotCliReader, ImagesComeFromTheirAssetEvents) {
-  // C8: an attachment names an asset written once, earlier in the file.
+  // CP8: an attachment names an asset written once, earlier in the file.
   Events ev;
   ev.start().add("session.binary_asset",
                  R"({"assetId":"sha256:a","type":"image","mimeType":"image/png","data":"iVBORw0="})");
@@ -239,7 +239,7 @@ TEST(CopilotCliReader, ImagesComeFromTheirAssetEvents) {
 }
 
 TEST(CopilotCliReader, ABrokenChainIsWarnedOnceAndTheFileOrderKept) {
-  // C2: a parentId naming itself or a later event cannot loop the conversation.
+  // CP2: a parentId naming itself or a later event cannot loop the conversation.
   std::string text = Events().start().user("one").reply("1").text();
   text +=
       R"({"type":"user.message","data":{"content":"two"},"id":"x","timestamp":"2026-11-28T08:57:00.000Z","parentId":"x"})"

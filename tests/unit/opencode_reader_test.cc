@@ -1,7 +1,7 @@
 // OpenCode sessions -> pi sessions (docs/opencode.md): the database read
 // without a trace (O1), the session chosen, and the mapping rules a
 // recording alone does not pin down, each on a small database or export
-// made here. Kilo CLI's reader, the same code under Kilo's names (K1-K3),
+// made here. Kilo CLI's reader, the same code under Kilo's names (KL1-KL3),
 // at the end.
 #include <dirent.h>
 #include <fcntl.h>
@@ -67,7 +67,7 @@ std::string quoted(const std::string& s) {
 }
 
 // A database shaped as OpenCode 1.18's tables (the columns the reader reads, and a few more); with
-// `kilo`, Kilo CLI 7.7's, which adds tables of its own (K1).
+// `kilo`, Kilo CLI 7.7's, which adds tables of its own (KL1).
 class Db {
  public:
   explicit Db(const std::string& path, bool kilo = false) {
@@ -430,8 +430,8 @@ TEST(OpenCode, ReadsAnExport) {
   EXPECT_EQ(cut.read.diagnostics[0].line, 4u);
 }
 
-// K1: a database with Kilo CLI's own tables is Kilo's, by itself; OpenCode's reader bids lower on it
-// and as before on OpenCode's; an export, the same JSON from both CLIs, is OpenCode's (K2).
+// KL1: a database with Kilo CLI's own tables is Kilo's, by itself; OpenCode's reader bids lower on it
+// and as before on OpenCode's; an export, the same JSON from both CLIs, is OpenCode's (KL2).
 TEST(KiloCli, BidsOnItsOwnTables) {
   TempDir dir;
   const auto format_of = [](const std::string& path) {
@@ -456,7 +456,7 @@ TEST(KiloCli, BidsOnItsOwnTables) {
   EXPECT_EQ(kilo_cli_reader().bid(make_input_head("{\n  \"info\": {\n    \"id\": \"ses_ddf3\"", false)), kBidNone);
 }
 
-// K1: Kilo's database is read by OpenCode's rules; the report says Kilo CLI and counts under its name.
+// KL1: Kilo's database is read by OpenCode's rules; the report says Kilo CLI and counts under its name.
 TEST(KiloCli, ReadsItsDatabaseByOpenCodesRules) {
   TempDir dir;
   const std::string path = wal_only_database(
