@@ -130,7 +130,8 @@ TEST(CopilotCliReader, TheExitCodeTrailerCountsWithoutShellExecution) {
 }
 
 TEST(CopilotCliReader, SignedAnthropicThinkingKeepsItsSignature) {
-  // CP6, CP7: the blocks as the API sent them, signature and redacted data kept; api and provider from the usage record.
+  // CP6, CP7: the blocks as the API sent them, signature and redacted data kept; api and provider from the usage
+  // record.
   Events ev;
   ev.start().user("6 x 7?");
   ev.add(
