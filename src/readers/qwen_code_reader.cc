@@ -267,8 +267,13 @@ class QwenCodeReader {
       }
     }
     if (rest.parts.empty()) return;
-    if (rest.parts.size() == 1 && json_member(*rest.parts[0], "text")) rest.text = json_string(*rest.parts[0], "text");
-    pending_.push_back(std::move(rest));
+    if (rest.parts.size() == 1 && json_member(*rest.parts[0], "text")) {
+      // Written from its text, which Q9 compares: it holds no record while it waits.
+      rest.text = json_string(*rest.parts[0], "text");
+      rest.parts.clear();
+      rest.fragments.reset();
+    }
+    push(std::move(rest));
   }
 
   // Q5: text, thought text and function calls; other parts have no pi equivalent.
@@ -299,7 +304,7 @@ class QwenCodeReader {
       write_.count("qwen-empty-replies");
       return;
     }
-    pending_.push_back(std::move(p));
+    push(std::move(p));
   }
 
   // Entries made so far, written or not (ids are made from the count).
@@ -334,7 +339,7 @@ class QwenCodeReader {
     const bool error_text = body && body->IsObject() && json_member(*body, "error") &&
                             json_member(*body, "error")->IsString() && !json_member(*body, "output");
     p.is_error = (result && json_string(*result, "status") == "error") || error_text;
-    pending_.push_back(std::move(p));
+    push(std::move(p));
   }
 
   // Q4: images travel as inline base64 data; anything else (a file URI, audio, a PDF) does not.
@@ -384,7 +389,7 @@ class QwenCodeReader {
     }
     if (const JsonValue* info = json_member(*payload, "info"); info && info->IsObject())
       p.tokens_before = json_count(*info, "originalTokenCount");
-    pending_.push_back(std::move(p));
+    push(std::move(p));
     open_calls_.clear();
     for (std::size_t i = from; i < history->Size(); ++i) {
       const JsonValue& c = (*history)[i];
@@ -432,12 +437,18 @@ class QwenCodeReader {
   // message at the end) are written, and what they point into is let go:
   // the chat file is never held whole.
   void write_settled() {
-    std::size_t settled = pending_.size();
-    while (settled > 0 && pending_[settled - 1].kind == Pending::Kind::kUser) --settled;
-    for (; settled > 0; --settled) {
+    for (; settled_ > 0; --settled_) {
       write_pending(pending_.front());
       pending_.pop_front();
     }
+  }
+
+  // Q9 takes back a user message whose text is a slash command's: from the
+  // last entry that cannot be taken back, none before it can be either.
+  void push(Pending&& p) {
+    const bool may_be_taken_back = p.kind == Pending::Kind::kUser && !p.text.empty();
+    pending_.push_back(std::move(p));
+    if (!may_be_taken_back) settled_ = pending_.size();
   }
 
   void write_pending(Pending& p) {
@@ -530,7 +541,10 @@ class QwenCodeReader {
   void write_user(const Pending& p, const std::string& id, const std::string& parent, std::int64_t millis) {
     write_.entry("message", id, parent, p.timestamp, p.origin, [&](JsonWriter& w) {
       begin_message(w, "user");
-      write_parts(w, p.parts);
+      if (p.parts.empty())
+        write_text_block(w, p.text);
+      else
+        write_parts(w, p.parts);
       w.EndArray();
       w.Key("timestamp");
       w.Int64(millis);
@@ -606,6 +620,7 @@ class QwenCodeReader {
   std::deque<Record> records_;
   std::shared_ptr<Fragments> fragments_;  // the record being converted
   std::deque<Pending> pending_;           // not written yet
+  std::size_t settled_ = 0;               // the first pending_ no later record can take back
   // A warning found while writing, reported once the chain is converted.
   struct Deferred {
     std::uint64_t line, column;
