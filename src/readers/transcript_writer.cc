@@ -76,16 +76,6 @@ namespace {
 
 constexpr std::size_t kSpoolBlockBytes = std::size_t{1} << 20;
 
-// The spooled session's lines, read back from its file.
-class SpooledLines final : public LineSource {
- public:
-  Fd spool;
-  std::unique_ptr<LineSource> lines;
-  std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
-    return lines->read(offset, length, scratch);
-  }
-};
-
 }  // namespace
 
 struct SessionSpool::State {
