@@ -297,6 +297,8 @@ class GeminiCliReader {
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
       const std::string bytes = read_record(*source_, s.begin, s.size);
+      // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
+      parsed_doc_ = rapidjson::Document();
       parsed_doc_.Parse(bytes.data(), bytes.size());
       if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
