@@ -2,7 +2,8 @@
 """Generates a realistic pi session (v3 JSONL) or the equivalent thread export, of a chosen size.
 
   tools/gen_corpus.py --kind KIND --size 256M --seed 1 [--cwd DIR] -o FILE
-  KIND: session, session-small, session-big, thread, session-v1, codex
+  KIND: session, session-small, session-big, thread, session-v1, codex, claude-code, gemini-cli, qwen-code,
+        events
 
 The same size and seed always give the same bytes. The mix (docs/performance.md):
   - user turns, a few sentences each;
@@ -24,7 +25,16 @@ fifth turn on, once, a tool call left without a result when the user interrupts.
 codex writes a Codex rollout made of real ones: the session_meta of a recording in
 tests/agents/recorded/codex-0.169.0/, then the other lines of those recordings, one recording after
 another in an order the seed draws, each time with fresh call ids (a call and its output keep one id).
+claude-code, gemini-cli and qwen-code do the same with the recordings of tests/agents/recorded/
+(claude-code-2.1.331, gemini-cli-0.61.0, qwen-code-0.24.4): every copy gets fresh record, message and
+call ids and the first copy's session id; a copy's first record continues the chain where the copy
+before ended, and so does any other root but a compaction's (Claude Code, Qwen Code); the Gemini CLI header is written once, and only the first copy
+keeps its $set message lists (a later one would replace the conversation so far).
+events writes a pi event capture made of the RPC and json-mode recordings of
+tests/scenarios/recorded/pi-1.6.0/*/events.jsonl the same way: one session header, the other copies'
+headers and session-changing responses left out, fresh ids.
 """
+import hashlib
 import argparse
 import base64
 import json
@@ -294,9 +304,80 @@ def write_codex(out, target, rng):
             written += len(line.encode())
 
 
+RECORDED = pathlib.Path(__file__).resolve().parent.parent / "tests/agents/recorded"
+SCENARIOS = pathlib.Path(__file__).resolve().parent.parent / "tests/scenarios/recorded/pi-1.6.0"
+UUID = re.compile(r'"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"')
+ID_KEYS = re.compile(r'"(id|tool_use_id|toolCallId|callId|call_id|messageId|requestId)":"([^"\\]+)"')
+
+
+def fresh_ids(line, copy, keep):
+    """The line with its ids made unique to copy `copy` (the same id gives the same new one); `keep`: uuids left as
+    they are (the session's id)."""
+    if copy == 1:
+        return line
+    def uuid(m):
+        if m.group(1) in keep:
+            return m.group(0)
+        h = hashlib.md5(f"{copy}:{m.group(1)}".encode()).hexdigest()
+        return f'"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"'
+    line = UUID.sub(uuid, line)
+    return ID_KEYS.sub(lambda m: m.group(0) if UUID.fullmatch(f'"{m.group(2)}"') else f'"{m.group(1)}":"{m.group(2)}_{copy:06d}"', line)
+
+
+def write_recordings(out, target, rng, files, kind):
+    """Copies of the recordings in `files`, in an order the seed draws, until `target` bytes are written."""
+    recordings = [[l for l in p.read_text(encoding="utf-8").splitlines(keepends=True) if l.strip()] for p in files]
+    first = rng.randrange(len(recordings))
+    session_id = None
+    written, copy, last_uuid = 0, 0, None
+    while written < target:
+        copy += 1
+        lines = recordings[first if copy == 1 else rng.randrange(len(recordings))]
+        for line in lines:
+            record = json.loads(line)
+            if kind == "gemini-cli":
+                if "projectHash" in record:  # the header
+                    if copy > 1:
+                        continue
+                    session_id = record["sessionId"]
+                elif copy > 1 and "messages" in record.get("$set", {}):
+                    continue
+            elif kind == "events":
+                if record.get("type") == "session":
+                    if session_id is not None:
+                        continue
+                    session_id = record.get("id")
+                if record.get("type") == "response" and record.get("command") in ("new_session", "switch_session", "fork", "clone", "get_state"):
+                    continue
+            else:
+                session_id = session_id or record.get("sessionId")
+            line = fresh_ids(line, copy, {session_id})
+            if session_id is not None:
+                line = re.sub(r'"sessionId":"[^"]*"', f'"sessionId":"{session_id}"', line)
+            if kind in ("claude-code", "qwen-code"):
+                record = json.loads(line)
+                # A root (not a compaction's, not a sidechain's) continues the chain so far: one conversation.
+                if ("parentUuid" in record and record["parentUuid"] is None and last_uuid is not None
+                        and not record.get("logicalParentUuid") and not record.get("isSidechain")):
+                    line = line.replace('"parentUuid":null', f'"parentUuid":"{last_uuid}"', 1)
+                if record.get("uuid") and not record.get("isSidechain"):
+                    last_uuid = record["uuid"]
+            out.write(line)
+            written += len(line.encode())
+
+
+def recorded_files(kind):
+    if kind == "events":
+        return sorted(SCENARIOS.glob("*/events.jsonl"))
+    folder = {"claude-code": "claude-code-2.1.331", "gemini-cli": "gemini-cli-0.61.0", "qwen-code": "qwen-code-0.24.4"}[kind]
+    name = {"claude-code": "transcript.jsonl", "gemini-cli": "session.jsonl", "qwen-code": "transcript.jsonl"}[kind]
+    return sorted((RECORDED / folder).glob(f"*/{name}"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "session-v1", "codex"], default="session")
+    ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "session-v1", "codex",
+                                       "claude-code", "gemini-cli", "qwen-code", "events"], default="session")
     ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/tmp", help="session-v1: the header cwd")
@@ -313,6 +394,8 @@ def main():
             write_session_shape(out, size, rng, a.kind[len("session-"):])
         elif a.kind == "codex":
             write_codex(out, size, rng)
+        elif a.kind in ("claude-code", "gemini-cli", "qwen-code", "events"):
+            write_recordings(out, size, rng, recorded_files(a.kind), a.kind)
         else:
             (write_session if a.kind == "session" else write_thread)(out, size, rng)
 

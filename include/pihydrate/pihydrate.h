@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,18 +28,23 @@ namespace pihydrate {
 FileReport validate_file(const std::string& path, const ValidateOptions& options = {});
 
 // What a hydration reads. A stream is read once, into an unlinked temporary
-// file (the input is read twice).
+// file (the input is read twice); so is one that tree, context or validate read.
 class Input {
  public:
   static Input file(std::string path);  // named by `path` in diagnostics
   static Input bytes(std::string bytes, std::string name = "<memory>");
   static Input stream(std::istream& in, std::string name = "<stdin>");
+  // An open file read through its descriptor `fd` (a stream already read
+  // into an unlinked temporary file), which the Input and its copies own
+  // together: the last one closes it.
+  static Input spooled(int fd, std::string name);
 
-  enum class Kind { kFile, kBytes, kStream };
+  enum class Kind { kFile, kBytes, kStream, kSpooled };
   Kind kind() const { return kind_; }
   const std::string& name() const { return name_; }   // the path, for a file
   const std::string& data() const { return bytes_; }  // kBytes only
   std::istream* in() const { return in_; }            // kStream only
+  int fd() const { return fd_ ? *fd_ : -1; }          // kSpooled only
 
  private:
   Input(Kind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
@@ -46,6 +52,7 @@ class Input {
   std::string name_;
   std::string bytes_;
   std::istream* in_ = nullptr;
+  std::shared_ptr<const int> fd_;
 };
 
 // Where a hydration writes. Nothing is written unless the call succeeds: a

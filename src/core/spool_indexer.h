@@ -1,15 +1,29 @@
-// SpoolIndexer: a thread export's converted session written to the spool and
-// indexed on a second thread while the converter produces it (fast path).
+// SpoolIndexer: a converted session (a thread export's, a transcript's)
+// written to the spool and indexed on a second thread while the converter
+// produces it (fast path).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "core/files.h"
+#include "pihydrate/hydrate.h"
 #include "pihydrate/session_index.h"
 #include "pihydrate/spool.h"
 
 namespace pihydrate {
+
+// A converted session's lines, read back from its spool (make_spool_line_source),
+// which it owns.
+class SpooledLines final : public LineSource {
+ public:
+  Fd spool;
+  std::unique_ptr<LineSource> lines;
+  std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
+    return lines->read(offset, length, scratch);
+  }
+};
 
 // Writes a spool file and indexes it on a second thread, block by block,
 // while the caller produces the blocks: a thread export's converter keeps one

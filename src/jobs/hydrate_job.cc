@@ -3,6 +3,8 @@
 // session it stands for, that session hydrated into a temporary output,
 // what was found pointed at the input's positions, the output verified
 // (while it is fsynced) and committed. Nothing here depends on the format.
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -31,6 +33,15 @@ Input Input::bytes(std::string bytes, std::string name) {
 Input Input::stream(std::istream& in, std::string name) {
   Input input(Kind::kStream, std::move(name));
   input.in_ = &in;
+  return input;
+}
+
+Input Input::spooled(int fd, std::string name) {
+  Input input(Kind::kSpooled, std::move(name));
+  input.fd_ = std::shared_ptr<const int>(new int(fd), [](const int* owned) {
+    ::close(*owned);
+    delete owned;
+  });
   return input;
 }
 

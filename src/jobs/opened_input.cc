@@ -47,6 +47,11 @@ OpenedInput::OpenedInput(const Input& input) : name_(input.name()) {
       }
       break;
     case Input::Kind::kBytes: bytes_ = &input.data(); break;
+    case Input::Kind::kSpooled:
+      // Its own descriptor on the spool: read_all moves the offset.
+      fd_.fd = ::fcntl(input.fd(), F_DUPFD_CLOEXEC, 0);
+      if (fd_.fd < 0) throw IoError("cannot read " + name_ + ": " + std::strerror(errno));
+      break;
   }
 }
 

@@ -1,5 +1,6 @@
 // An input opened for a job (pihydrate.h's Input): a file, a stream spooled
-// to an unlinked temporary file, or bytes in memory; the reader it is read
+// to an unlinked temporary file (here, or before: Input::spooled), or bytes
+// in memory; the reader it is read
 // with, chosen by the registry from its first lines or named by --from.
 #pragma once
 

@@ -15,7 +15,14 @@ struct IndexedSession {
   SessionIndex index;
   std::unique_ptr<LineSource> lines;
 };
-// `input` is a file or bytes (read_session_of gives no stream). Throws IoError when it cannot be read.
+// read_session_of, for validate: with kNo, a converted session is not kept
+// (`session` is left empty), only what converting it found.
+enum class KeepSession { kYes, kNo };
+SessionOfInput read_session_of(const Input& input, const std::string& from, PiVersion version,
+                               const ReaderRegistry* readers, KeepSession keep);
+
+// `input` is a file, spooled, or bytes (read_session_of gives no stream).
+// Throws IoError when it cannot be read.
 void index_session(const Input& input, const IndexOptions& options, IndexedSession& out);
 
 }  // namespace pihydrate

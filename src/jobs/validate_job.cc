@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/files.h"
+#include "jobs/session_of_input.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
 
@@ -21,9 +22,11 @@ FileReport validate_file(const std::string& path, const ValidateOptions& options
 }
 
 FileReport validate_input(const Input& input, const ValidateOptions& options, const std::string& from) {
-  const SessionOfInput of = read_session_of(input, from, options.pi_version);
+  const SessionOfInput of = read_session_of(input, from, options.pi_version, nullptr, KeepSession::kNo);
   if (!of.converted) {
     if (of.session.kind() == Input::Kind::kFile) return validate_file(of.session.name(), options);
+    if (of.session.kind() == Input::Kind::kSpooled)
+      return validate_index(build_file_index(of.session.fd(), of.session.name(), options.index), options);
     return validate_source(*make_memory_source(of.session.data()), of.session.name(), options);
   }
   // Loadable and resumable when it converts and the session written passes

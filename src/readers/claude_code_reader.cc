@@ -75,18 +75,23 @@ struct Pending {
 
 class ClaudeCodeReader {
  public:
-  ClaudeCodeReader(const std::string& file, std::string& text, ReadSession& out)
-      : file_(file), out_(out), write_(file, text, out) {}
+  ClaudeCodeReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : file_(file), out_(out), write_(file, text, out, spool) {}
 
-  void run(std::string transcript, const std::string& file, const std::string& leaf) {
-    read_transcript(std::move(transcript), file, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
+  void run(const LogSource& transcript, const std::string& file, const std::string& leaf) {
+    source_ = &transcript;
+    read_transcript(transcript, file, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
     if (!out_.ok()) return;
     count_left_out();
     const std::vector<std::size_t> branch = walk_branch(leaf);
     if (!out_.ok()) return;
-    for (std::size_t index : branch) convert(index);
+    write_header();
+    for (std::size_t index : branch) {
+      convert(index);
+      loaded_.clear();  // each entry is written as it is made: what it was made from goes
+    }
     if (!out_.ok()) return;
-    if (pending_.empty()) {
+    if (written_ == 0) {
       write_.error(0, 0, "the transcript holds no conversation (no user or assistant record outside sidechains)",
                    "a Claude Code transcript is ~/.claude/projects/<encoded cwd>/<session id>.jsonl");
       return;
@@ -95,48 +100,64 @@ class ClaudeCodeReader {
   }
 
  private:
+  // What is kept of each record while the branch is found: its ids, and
+  // where its text is, read again if the branch takes it.
   struct Record {
-    rapidjson::Document doc;
     std::uint64_t line, column;
+    std::uint64_t offset;
+    std::size_t size;
     std::string type, uuid, parent;
     bool sidechain = false;
     bool used = false;  // converted already (a reply's other lines, results gathered by their call)
   };
 
   void keep(TranscriptRecord&& r) {
-    Record rec{std::move(r.doc), r.line, r.column, {}, {}, {}};
-    rec.type = json_string(rec.doc, "type");
-    rec.uuid = json_string(rec.doc, "uuid");
-    rec.parent = json_string(rec.doc, "parentUuid");
+    const rapidjson::Document& parsed = r.doc;
+    Record rec{r.line, r.column, r.offset, r.size, {}, {}, {}};
+    rec.type = json_string(parsed, "type");
+    rec.uuid = json_string(parsed, "uuid");
+    rec.parent = json_string(parsed, "parentUuid");
     // C10: a compaction starts a new chain; its logical parent carries the branch over it.
-    if (rec.parent.empty()) rec.parent = json_string(rec.doc, "logicalParentUuid");
-    rec.sidechain = json_true(rec.doc, "isSidechain");
-    if (session_id_.empty()) session_id_ = json_string(rec.doc, "sessionId");
+    if (rec.parent.empty()) rec.parent = json_string(parsed, "logicalParentUuid");
+    rec.sidechain = json_true(parsed, "isSidechain");
+    if (session_id_.empty()) session_id_ = json_string(parsed, "sessionId");
     if (first_uuid_.empty()) first_uuid_ = rec.uuid;
-    if (cwd_.empty()) cwd_ = json_string(rec.doc, "cwd");
-    if (first_timestamp_.empty()) first_timestamp_ = json_string(rec.doc, "timestamp");
+    if (cwd_.empty()) cwd_ = json_string(parsed, "cwd");
+    if (first_timestamp_.empty()) first_timestamp_ = json_string(parsed, "timestamp");
     // C11: the names the CLI gives a session; a name the user set wins.
-    if (rec.type == "custom-title") title_ = json_string(rec.doc, "customTitle");
-    if (rec.type == "ai-title") ai_title_ = json_string(rec.doc, "aiTitle");
+    if (rec.type == "custom-title") title_ = json_string(parsed, "customTitle");
+    if (rec.type == "ai-title") ai_title_ = json_string(parsed, "aiTitle");
     const std::size_t index = records_.size();
     if (!rec.uuid.empty()) by_uuid_[rec.uuid] = index;
     if (!rec.sidechain && rec.type == "assistant") {
-      const JsonValue* message = json_member(rec.doc, "message");
+      const JsonValue* message = json_member(parsed, "message");
       if (message != nullptr) {
         const std::string message_id = json_string(*message, "id");
         if (!message_id.empty()) reply_lines_[message_id].push_back(index);
       }
-      if (const JsonValue* content = message_content(rec.doc); content && content->IsArray())
+      if (const JsonValue* content = message_content(parsed); content && content->IsArray())
         for (const JsonValue& block : content->GetArray())
           if (json_string(block, "type") == "tool_use")
             tool_names_[json_string(block, "id")] = json_string(block, "name");
     }
     if (!rec.sidechain && rec.type == "user")
-      if (const JsonValue* content = message_content(rec.doc); content && content->IsArray())
+      if (const JsonValue* content = message_content(parsed); content && content->IsArray())
         for (const JsonValue& block : content->GetArray())
           if (json_string(block, "type") == "tool_result")
             result_lines_[json_string(block, "tool_use_id")].push_back(index);
     records_.push_back(std::move(rec));
+  }
+
+  // A record parsed again from the transcript, kept while the record the
+  // branch is at is converted.
+  const JsonValue& doc(const Record& r) {
+    auto [it, inserted] = loaded_.try_emplace(r.offset);
+    if (inserted) {
+      const std::string text = read_record(*source_, r.offset, r.size);
+      it->second.Parse(text.data(), text.size());
+      if (it->second.HasParseError() || !it->second.IsObject()) it->second.SetObject();  // it changed under the reader
+    }
+    return it->second;
   }
 
   static const JsonValue* message_content(const JsonValue& record) {
@@ -213,7 +234,7 @@ class ClaudeCodeReader {
   void convert(std::size_t index) {
     Record& r = records_[index];
     if (r.used || r.sidechain || (r.type != "user" && r.type != "assistant")) return;
-    const JsonValue* message = json_member(r.doc, "message");
+    const JsonValue* message = json_member(doc(r), "message");
     if (message == nullptr || !message->IsObject()) {
       write_.error(r.line, r.column, r.type + " record: no \"message\" object",
                    "Claude Code writes each user and assistant turn as {\"type\", \"uuid\", \"message\": {...}}");
@@ -229,7 +250,7 @@ class ClaudeCodeReader {
     Record& first = records_[index];
     Pending p = pending(Pending::Kind::kAssistant, origin(first, "assistant record"));
     p.message_id = json_string(message, "id");
-    p.api_error = json_true(first.doc, "isApiErrorMessage");
+    p.api_error = json_true(doc(first), "isApiErrorMessage");
     // C5: one API reply is spread over lines that share message.id, some of
     // them off the branch (each parallel call's result hangs from its own
     // call's line): they are one pi message.
@@ -239,7 +260,7 @@ class ClaudeCodeReader {
     for (std::size_t line : lines) {
       Record& r = records_[line];
       r.used = true;
-      const JsonValue* m = json_member(r.doc, "message");
+      const JsonValue* m = json_member(doc(r), "message");
       if (m == nullptr) continue;
       p.message = m;  // C7: the last line's model, stop reason and usage
       add_assistant_blocks(r, *m, p, calls);
@@ -258,9 +279,9 @@ class ClaudeCodeReader {
           result_records.push_back(line);
         }
     for (const std::string& call : calls)
-      for (std::size_t line : result_records) user(records_[line], *json_member(records_[line].doc, "message"), call);
+      for (std::size_t line : result_records) user(records_[line], *json_member(doc(records_[line]), "message"), call);
     // The rest of those records (text beside the results) follows the results.
-    for (std::size_t line : result_records) user(records_[line], *json_member(records_[line].doc, "message"), "#rest");
+    for (std::size_t line : result_records) user(records_[line], *json_member(doc(records_[line]), "message"), "#rest");
   }
 
   void add_assistant_blocks(const Record& r, const JsonValue& message, Pending& p, std::vector<std::string>& calls) {
@@ -288,12 +309,13 @@ class ClaudeCodeReader {
   void user(Record& r, const JsonValue& message, const std::string& part) {
     r.used = true;
     const JsonValue* content = json_member(message, "content");
-    if (part.empty() && json_true(r.doc, "isCompactSummary")) {
+    if (part.empty() && json_true(doc(r), "isCompactSummary")) {
       compaction(r, content);
       return;
     }
     // C9: meta records (a command's caveat, notes the CLI adds) and local commands are the CLI's own.
-    if (json_true(r.doc, "isMeta") || (content && content->IsString() && is_local_command_text(content->GetString())) ||
+    if (json_true(doc(r), "isMeta") ||
+        (content && content->IsString() && is_local_command_text(content->GetString())) ||
         (content && content->IsArray() && all_local_command_text(*content))) {
       write_.count("claude-command-records");
       return;
@@ -340,7 +362,7 @@ class ClaudeCodeReader {
                                             : joined_text(content);
     auto boundary = by_uuid_.find(r.parent);
     if (boundary != by_uuid_.end()) {
-      const JsonValue* meta = json_member(records_[boundary->second].doc, "compactMetadata");
+      const JsonValue* meta = json_member(doc(records_[boundary->second]), "compactMetadata");
       if (meta != nullptr) {
         p.tokens_before = json_count(*meta, "preTokens");
         const JsonValue* kept = json_member(*meta, "preservedSegment");
@@ -383,35 +405,40 @@ class ClaudeCodeReader {
   void add(const Record& r, Pending&& p, const std::string& key = {}) {
     const std::string& id_key = key.empty() ? r.uuid : key;
     p.id = entry_id_for(id_key.empty() ? "line:" + std::to_string(r.line) : id_key, taken_ids_);
-    p.parent = pending_.empty() ? std::string() : pending_.back().id;
-    p.timestamp = json_string(r.doc, "timestamp");
+    p.parent = last_.id;
+    p.timestamp = json_string(doc(r), "timestamp");
     if (p.timestamp.empty()) p.timestamp = last_timestamp_;
     last_timestamp_ = p.timestamp;
     p.millis = millis_of(p.timestamp, last_millis_);
     last_millis_ = p.millis;
     if (!r.uuid.empty()) entry_of_.emplace(r.uuid, p.id);
-    pending_.push_back(std::move(p));
+    // Written now: nothing later changes an entry made.
+    switch (p.kind) {
+      case Pending::Kind::kAssistant: write_assistant(p); break;
+      case Pending::Kind::kUser: write_user(p); break;
+      case Pending::Kind::kToolResult: write_tool_result(p); break;
+      case Pending::Kind::kCompaction: write_compaction(p); break;
+    }
+    last_.id = p.id;
+    last_.timestamp = p.timestamp;
+    last_.origin = std::move(p.origin);
+    ++written_;
   }
 
-  void write_session() {
+  void write_header() {
     // C1: the session id, first time and cwd of the transcript's records.
     // Without a sessionId, an id of its own from the first uuid (not one shared by every such file).
     if (session_id_.empty()) session_id_ = derived_session_id("claude-code:" + first_uuid_ + first_timestamp_);
     write_.header(session_id_, first_timestamp_, cwd_.empty() ? "/" : cwd_, origin(records_.front(), "first record"));
-    for (const Pending& p : pending_) {
-      switch (p.kind) {
-        case Pending::Kind::kAssistant: write_assistant(p); break;
-        case Pending::Kind::kUser: write_user(p); break;
-        case Pending::Kind::kToolResult: write_tool_result(p); break;
-        case Pending::Kind::kCompaction: write_compaction(p); break;
-      }
-    }
+  }
+
+  void write_session() {
+    // What writing found goes after what reading found, as when the whole branch was read first.
+    for (Deferred& d : deferred_) write_.warn(d.line, d.column, std::move(d.message), d.repair);
     const std::string& name = title_.empty() ? ai_title_ : title_;
-    if (!name.empty()) {
-      const Pending& last = pending_.back();
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last.id, last.timestamp, last.origin,
+    if (!name.empty())
+      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last_.id, last_.timestamp, last_.origin,
                    [&](JsonWriter& w) { write_key_string(w, "name", name); });
-    }
   }
 
   void write_assistant(const Pending& p) {
@@ -519,9 +546,9 @@ class ClaudeCodeReader {
                                  json_string(*json_member(block, "source"), "type") == "base64"))
             blocks.push_back(&block);
           else
-            write_.warn(p.origin.line, p.origin.column,
-                        "a tool result's \"" + type + "\" block has no pi equivalent; left out",
-                        "claude-blocks-dropped");
+            deferred_.push_back({p.origin.line, p.origin.column,
+                                 "a tool result's \"" + type + "\" block has no pi equivalent; left out",
+                                 "claude-blocks-dropped"});
         }
         write_content_blocks(w, blocks);
       }
@@ -546,8 +573,21 @@ class ClaudeCodeReader {
   const std::string& file_;
   ReadSession& out_;
   TranscriptWriter write_;
-  std::deque<Record> records_;  // kept whole: pending entries point into them
-  std::vector<Pending> pending_;
+  const LogSource* source_ = nullptr;
+  std::deque<Record> records_;
+  std::unordered_map<std::uint64_t, rapidjson::Document> loaded_;  // by offset: doc()
+  // The last entry written: the next one's parent, and where a title goes.
+  struct Last {
+    std::string id, timestamp;
+    TranscriptOrigin origin;
+  } last_;
+  std::uint64_t written_ = 0;
+  // A warning found while writing, reported once the branch is converted.
+  struct Deferred {
+    std::uint64_t line, column;
+    std::string message, repair;
+  };
+  std::vector<Deferred> deferred_;
   std::unordered_map<std::string, std::size_t> by_uuid_;                    // uuid -> record
   std::unordered_map<std::string, std::vector<std::size_t>> reply_lines_;   // message.id -> its lines
   std::unordered_map<std::string, std::vector<std::size_t>> result_lines_;  // tool_use id -> records with its result
@@ -564,7 +604,7 @@ class ClaudeCodeReader {
 std::string convert_claude_code(std::string transcript, const std::string& file, const std::string& leaf,
                                 ReadSession& out) {
   std::string text;
-  ClaudeCodeReader(file, text, out).run(std::move(transcript), file, leaf);
+  ClaudeCodeReader(file, text, out).run(BytesSource(std::move(transcript)), file, leaf);
   if (!out.ok()) text.clear();
   return text;
 }
@@ -595,8 +635,17 @@ class ClaudeCodeFormat final : public Reader {
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
     out.leaf_taken = options.leaf.has_value();
-    std::string text = convert_claude_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
-    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    if (input.fd() < 0) {
+      std::string text = convert_claude_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
+      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+      return out;
+    }
+    // Read a line at a time, the session written to a spool.
+    SessionSpool spool(input.name(), options.index);
+    std::string text;
+    ClaudeCodeReader(input.name(), text, out, &spool)
+        .run(FileSource(input.fd(), input.name()), input.name(), options.leaf.value_or(""));
+    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

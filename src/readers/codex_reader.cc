@@ -37,10 +37,11 @@ long exit_code_of(std::string_view output) {
 
 class CodexReader {
  public:
-  CodexReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
+  CodexReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : out_(out), write_(file, text, out, spool) {}
 
-  void run(std::string rollout, const std::string& file) {
-    read_transcript(std::move(rollout), file, out_, [this](TranscriptRecord&& r) { read(std::move(r)); });
+  void run(const LogSource& rollout, const std::string& file) {
+    read_transcript(rollout, file, out_, [this](TranscriptRecord&& r) { read(std::move(r)); });
     if (!out_.ok()) return;
     close_reply();
     if (!wrote_conversation_) {
@@ -59,8 +60,19 @@ class CodexReader {
   };
 
   void read(TranscriptRecord&& r) {
-    records_.push_back(std::move(r.doc));  // kept: an open reply points into it
-    const JsonValue& record = records_.back();
+    records_.push_back(std::move(r.doc));
+    const std::size_t open_items = reply_.size();
+    const JsonValue* open_usage = reply_usage_;
+    convert_record(records_.back(), r);
+    // Only the records an open reply points into are kept: once no reply is
+    // open, none (the rollout is never held whole).
+    if (reply_.empty())
+      records_.clear();
+    else if (reply_.size() <= open_items && reply_usage_ == open_usage)
+      records_.pop_back();
+  }
+
+  void convert_record(const JsonValue& record, const TranscriptRecord& r) {
     const std::string type = json_string(record, "type");
     const JsonValue* payload = json_member(record, "payload");
     const std::string timestamp = json_string(record, "timestamp");
@@ -413,7 +425,7 @@ class CodexReader {
 
   ReadSession& out_;
   TranscriptWriter write_;
-  std::deque<rapidjson::Document> records_;  // kept whole: the open reply points into them
+  std::deque<rapidjson::Document> records_;  // those the open reply points into
   std::vector<ReplyItem> reply_;
   const JsonValue* reply_usage_ = nullptr;  // the open reply's token counts (token_usage_record), if any
   std::string reply_response_id_;
@@ -429,7 +441,7 @@ class CodexReader {
 
 std::string convert_codex(std::string rollout, const std::string& file, ReadSession& out) {
   std::string text;
-  CodexReader(file, text, out).run(std::move(rollout), file);
+  CodexReader(file, text, out).run(BytesSource(std::move(rollout)), file);
   if (!out.ok()) text.clear();
   return text;
 }
@@ -459,8 +471,16 @@ class CodexFormat final : public Reader {
   // A rollout has no tree: --leaf names an entry of the session written, as for pi's files.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
-    std::string text = convert_codex(input.read_all(), input.name(), out);
-    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    if (input.fd() < 0) {
+      std::string text = convert_codex(input.read_all(), input.name(), out);
+      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+      return out;
+    }
+    // Read a line at a time, written to a spool a MiB at a time.
+    SessionSpool spool(input.name(), options.index);
+    std::string text;
+    CodexReader(input.name(), text, out, &spool).run(FileSource(input.fd(), input.name()), input.name());
+    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

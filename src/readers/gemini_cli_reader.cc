@@ -1,10 +1,8 @@
 // Gemini CLI chat log -> pi v3 session, by the rules of docs/gemini-cli.md
 // (G1-G12; the comments name them).
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,13 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 
 #include "core/json_spans.h"
-#include "pihydrate/errors.h"
 #include "pihydrate/formats.h"
 #include "readers/head_record.h"
 #include "readers/jsonl_lines.h"
@@ -128,7 +123,8 @@ bool is_image(const JsonValue& part) {
 
 class GeminiCliReader {
  public:
-  GeminiCliReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
+  GeminiCliReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : out_(out), write_(file, text, out, spool) {}
 
   void run(const LogSource& source) {
     source_ = &source;
@@ -301,6 +297,8 @@ class GeminiCliReader {
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
       const std::string bytes = read_record(*source_, s.begin, s.size);
+      // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
+      parsed_doc_ = rapidjson::Document();
       parsed_doc_.Parse(bytes.data(), bytes.size());
       if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
@@ -666,10 +664,17 @@ class GeminiCliFormat final : public Reader {
   // A chat log has no tree: --leaf names an entry of the session written, as for pi's files.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
-    // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading").
-    std::string text = input.fd() >= 0 ? convert(FileSource(input.fd(), input.name()), input.name(), out)
-                                       : convert_gemini_cli(input.read_all(), input.name(), out);
-    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    if (input.fd() < 0) {
+      std::string text = convert_gemini_cli(input.read_all(), input.name(), out);
+      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+      return out;
+    }
+    // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading");
+    // the session written to a spool.
+    SessionSpool spool(input.name(), options.index);
+    std::string text;
+    GeminiCliReader(input.name(), text, out, &spool).run(FileSource(input.fd(), input.name()));
+    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

@@ -2,6 +2,7 @@
 // (Q1-Q12; the comments name them).
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,6 +29,10 @@ bool is_image_mime(std::string_view mime) {
   return mime == "image/png" || mime == "image/jpeg" || mime == "image/gif" || mime == "image/webp";
 }
 
+// A record's fragments (Q2), parsed again from the chat file when the
+// record is converted; the entries made from them point into them.
+using Fragments = std::deque<rapidjson::Document>;
+
 // One pi entry to write, in chain order (Q9 may take back a user message).
 struct Pending {
   enum class Kind { kAssistant, kUser, kToolResult, kCompaction };
@@ -35,24 +40,26 @@ struct Pending {
   std::string key;  // what the entry's id is made from
   std::string timestamp;
   TranscriptOrigin origin;
-  std::vector<const JsonValue*> parts;  // assistant, user: the Content parts written
-  std::string model;                    // assistant: the model that wrote it
-  const JsonValue* usage = nullptr;     // assistant: usageMetadata
-  const JsonValue* response = nullptr;  // tool result: the functionResponse
-  std::string call_id, tool_name;       // tool result
-  bool is_error = false;                // tool result
-  std::string text;                     // compaction: the summary; user: the raw text (Q9)
-  std::uint64_t tokens_before = 0;      // compaction
-  std::string uuid;                     // the record it came from
+  std::vector<const JsonValue*> parts;         // assistant, user: the Content parts written
+  std::string model;                           // assistant: the model that wrote it
+  const JsonValue* usage = nullptr;            // assistant: usageMetadata
+  const JsonValue* response = nullptr;         // tool result: the functionResponse
+  std::string call_id, tool_name;              // tool result
+  bool is_error = false;                       // tool result
+  std::string text;                            // compaction: the summary; user: the raw text (Q9)
+  std::uint64_t tokens_before = 0;             // compaction
+  std::string uuid;                            // the record it came from
+  std::shared_ptr<const Fragments> fragments;  // what the pointers above point into
 };
 
 class QwenCodeReader {
  public:
-  QwenCodeReader(const std::string& file, std::string& text, ReadSession& out)
-      : file_(file), out_(out), write_(file, text, out) {}
+  QwenCodeReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : file_(file), out_(out), write_(file, text, out, spool) {}
 
-  void run(std::string chat, const std::string& leaf) {
-    read_transcript(std::move(chat), file_, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
+  void run(const LogSource& chat, const std::string& leaf) {
+    source_ = &chat;
+    read_transcript(chat, file_, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
     if (!out_.ok()) return;
     if (records_.empty()) {
       write_.error(0, 0, "the chat file holds no record",
@@ -61,11 +68,13 @@ class QwenCodeReader {
     }
     const std::vector<std::size_t> chain = walk_chain(leaf);
     if (!out_.ok()) return;
+    write_header();
     for (std::size_t index : chain) {
       convert(index);
       if (!out_.ok()) return;
+      write_settled();
     }
-    if (pending_.empty()) {
+    if (pending_.empty() && written_ == 0) {
       write_.error(0, 0, "the chat file holds no conversation (no user, assistant or tool_result record on its chain)",
                    "a Qwen Code chat file is ~/.qwen/projects/<cwd>/chats/<session id>.jsonl");
       return;
@@ -74,11 +83,12 @@ class QwenCodeReader {
   }
 
  private:
+  // What is kept of each record while the chain is found: its ids, and
+  // where its text is, read again if the chain takes it.
   struct Record {
-    // In pool_, one allocator for all (a Document each would hold a 64 KiB
-    // chunk per record); null for records whose contents are never read (Q3).
-    JsonValue doc;
     std::uint64_t line = 0, column = 0;
+    std::uint64_t offset = 0;
+    std::size_t size = 0;
     std::string type, subtype, uuid, parent;
   };
 
@@ -86,6 +96,8 @@ class QwenCodeReader {
     Record rec;
     rec.line = r.line;
     rec.column = r.column;
+    rec.offset = r.offset;
+    rec.size = r.size;
     rec.type = json_string(r.doc, "type");
     rec.subtype = json_string(r.doc, "subtype");
     rec.uuid = json_string(r.doc, "uuid");
@@ -112,12 +124,6 @@ class QwenCodeReader {
                   "qwen-records-without-uuid");
       return;
     }
-    // Q3: telemetry and bookkeeping are never read: only their ids stay.
-    if (rec.type == "system" && rec.subtype != "chat_compression" && rec.subtype != "slash_command" &&
-        rec.subtype != "custom_title")
-      rec.doc.SetObject();
-    else
-      rec.doc.CopyFrom(r.doc, pool_);
     const std::size_t index = records_.size();
     auto& fragments = by_uuid_[rec.uuid];
     fragments.push_back(index);  // Q2: records sharing a uuid are one record's fragments
@@ -171,9 +177,30 @@ class QwenCodeReader {
     return {r.line, r.column, r.type + (r.subtype.empty() ? "" : " " + r.subtype) + " " + what};
   }
 
+  // The record's fragments (Q2), parsed again from the file; Q3: telemetry
+  // and bookkeeping are never read.
+  void load(const Record& first) {
+    auto fragments = std::make_shared<Fragments>();
+    const bool read = first.type != "system" || first.subtype == "chat_compression" ||
+                      first.subtype == "slash_command" || first.subtype == "custom_title";
+    for (std::size_t i : by_uuid_[first.uuid]) {
+      rapidjson::Document& doc = fragments->emplace_back();
+      if (!read) {
+        doc.SetObject();
+        continue;
+      }
+      const Record& r = records_[i];
+      const std::string text = read_record(*source_, r.offset, r.size);
+      doc.Parse(text.data(), text.size());
+      if (doc.HasParseError() || !doc.IsObject()) doc.SetObject();  // the file changed under the reader
+    }
+    fragments_ = std::move(fragments);
+  }
+
   void convert(std::size_t index) {
     const Record& first = records_[index];
     if (first.type == "system") {
+      load(first);
       system_record(first);
       return;
     }
@@ -193,11 +220,13 @@ class QwenCodeReader {
       return;
     }
     // Q2: a record's fragments are one message: their parts in file order.
+    load(first);
     std::vector<const JsonValue*> parts;
     std::string role;
+    std::size_t k = 0;
     for (std::size_t i : by_uuid_[first.uuid]) {
       const Record& r = records_[i];
-      const JsonValue* message = json_member(r.doc, "message");
+      const JsonValue* message = json_member((*fragments_)[k++], "message");
       if (message == nullptr) continue;
       const JsonValue* list = message->IsObject() ? json_member(*message, "parts") : nullptr;
       if (!message->IsObject() || list == nullptr || !list->IsArray()) {
@@ -211,12 +240,11 @@ class QwenCodeReader {
     }
     if (role.empty()) role = first.type == "assistant" ? "model" : "user";
     // As Qwen Code aggregates fragments: the first model, the last usage.
-    for (std::size_t i : by_uuid_[first.uuid]) {
-      const Record& r = records_[i];
-      if (model_of_record_.empty()) model_of_record_ = json_string(r.doc, "model");
-      if (const JsonValue* u = json_member(r.doc, "usageMetadata"); u && u->IsObject()) usage_of_record_ = u;
+    for (const rapidjson::Document& doc : *fragments_) {
+      if (model_of_record_.empty()) model_of_record_ = json_string(doc, "model");
+      if (const JsonValue* u = json_member(doc, "usageMetadata"); u && u->IsObject()) usage_of_record_ = u;
     }
-    content(first, role, parts, first.doc);
+    content(first, role, parts, fragments_->front());
     model_of_record_.clear();
     usage_of_record_ = nullptr;
   }
@@ -228,7 +256,7 @@ class QwenCodeReader {
       assistant(r, parts);
       return;
     }
-    Pending rest = pending(Pending::Kind::kUser, r, "record", r.uuid + "#" + std::to_string(pending_.size()));
+    Pending rest = pending(Pending::Kind::kUser, r, "record", r.uuid + "#" + std::to_string(entries_so_far()));
     for (const JsonValue* part : parts) {
       if (!part->IsObject()) continue;
       if (const JsonValue* response = json_member(*part, "functionResponse"); response && response->IsObject()) {
@@ -239,13 +267,18 @@ class QwenCodeReader {
       }
     }
     if (rest.parts.empty()) return;
-    if (rest.parts.size() == 1 && json_member(*rest.parts[0], "text")) rest.text = json_string(*rest.parts[0], "text");
-    pending_.push_back(std::move(rest));
+    if (rest.parts.size() == 1 && json_member(*rest.parts[0], "text")) {
+      // Written from its text, which Q9 compares: it holds no record while it waits.
+      rest.text = json_string(*rest.parts[0], "text");
+      rest.parts.clear();
+      rest.fragments.reset();
+    }
+    push(std::move(rest));
   }
 
   // Q5: text, thought text and function calls; other parts have no pi equivalent.
   void assistant(const Record& r, const std::vector<const JsonValue*>& parts) {
-    Pending p = pending(Pending::Kind::kAssistant, r, "record", r.uuid + "#" + std::to_string(pending_.size()));
+    Pending p = pending(Pending::Kind::kAssistant, r, "record", r.uuid + "#" + std::to_string(entries_so_far()));
     p.model = model_of_record_.empty() ? last_model_ : model_of_record_;
     last_model_ = p.model;
     p.usage = usage_of_record_;
@@ -271,8 +304,11 @@ class QwenCodeReader {
       write_.count("qwen-empty-replies");
       return;
     }
-    pending_.push_back(std::move(p));
+    push(std::move(p));
   }
+
+  // Entries made so far, written or not (ids are made from the count).
+  std::size_t entries_so_far() const { return written_ + pending_.size(); }
 
   std::string made_call_id(const Record& r, std::size_t k) const {
     return "qwen_" + r.uuid.substr(0, 8) + "_" + std::to_string(k);
@@ -297,13 +333,13 @@ class QwenCodeReader {
         open_calls_.erase(it);
         break;
       }
-    p.key = r.uuid + "#" + p.call_id + "#" + std::to_string(pending_.size());
+    p.key = r.uuid + "#" + p.call_id + "#" + std::to_string(entries_so_far());
     const JsonValue* result = json_member(record, "toolCallResult");
     const JsonValue* body = json_member(response, "response");
     const bool error_text = body && body->IsObject() && json_member(*body, "error") &&
                             json_member(*body, "error")->IsString() && !json_member(*body, "output");
     p.is_error = (result && json_string(*result, "status") == "error") || error_text;
-    pending_.push_back(std::move(p));
+    push(std::move(p));
   }
 
   // Q4: images travel as inline base64 data; anything else (a file URI, audio, a PDF) does not.
@@ -324,9 +360,9 @@ class QwenCodeReader {
     if (r.subtype == "chat_compression") {
       compaction(r);
     } else if (r.subtype == "slash_command") {
-      slash_command(r);
+      slash_command();
     } else {
-      const JsonValue* payload = json_member(r.doc, "systemPayload");
+      const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
       if (r.subtype == "custom_title" && payload != nullptr) title_ = json_string(*payload, "customTitle");
       write_.count("qwen-system-records");  // Q3
     }
@@ -335,7 +371,7 @@ class QwenCodeReader {
   // Q8: a compression checkpoint holds the history Qwen Code continues with: a
   // user message with the summary, the model's acknowledgement, and what it kept.
   void compaction(const Record& r) {
-    const JsonValue* payload = json_member(r.doc, "systemPayload");
+    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
     const JsonValue* history = payload ? json_member(*payload, "compressedHistory") : nullptr;
     if (history == nullptr || !history->IsArray() || history->Empty()) {
       write_.count("qwen-system-records");  // Qwen Code does not replace its history either
@@ -353,7 +389,7 @@ class QwenCodeReader {
     }
     if (const JsonValue* info = json_member(*payload, "info"); info && info->IsObject())
       p.tokens_before = json_count(*info, "originalTokenCount");
-    pending_.push_back(std::move(p));
+    push(std::move(p));
     open_calls_.clear();
     for (std::size_t i = from; i < history->Size(); ++i) {
       const JsonValue& c = (*history)[i];
@@ -367,9 +403,9 @@ class QwenCodeReader {
 
   // Q9: a slash command Qwen Code ran itself (/compress, /stats, ...): the
   // prompt that typed it is not sent to the model.
-  void slash_command(const Record& r) {
+  void slash_command() {
     write_.count("qwen-system-records");
-    const JsonValue* payload = json_member(r.doc, "systemPayload");
+    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
     if (payload == nullptr || json_string(*payload, "phase") != "result" || json_true(*payload, "sentToModel")) return;
     const std::string raw = json_string(*payload, "rawCommand");
     if (!raw.empty() && !pending_.empty() && pending_.back().kind == Pending::Kind::kUser &&
@@ -384,39 +420,66 @@ class QwenCodeReader {
     p.kind = kind;
     p.origin = origin(r, what);
     p.key = std::move(key);
-    p.timestamp = json_string(r.doc, "timestamp");
+    p.timestamp = json_string(fragments_->front(), "timestamp");
     p.uuid = r.uuid;
+    p.fragments = fragments_;
     return p;
   }
 
-  void write_session() {
+  void write_header() {
     // Q1: without a sessionId, an id of the file's own from its first uuid.
     if (session_id_.empty()) session_id_ = derived_session_id("qwen-code:" + records_.front().uuid + first_timestamp_);
     write_.header(session_id_, first_timestamp_, cwd_.empty() ? "/" : cwd_,
                   {records_.front().line, records_.front().column, "first record"});
-    std::string parent, last_timestamp;
-    std::int64_t last_millis = 0;
-    for (Pending& p : pending_) {
-      // Q1: ids from the record's uuid, one chain; a record without a time takes the previous one's.
-      const std::string id = entry_id_for(p.key.empty() ? p.uuid : p.key, taken_ids_);
-      if (p.timestamp.empty()) p.timestamp = last_timestamp.empty() ? first_timestamp_ : last_timestamp;
-      last_timestamp = p.timestamp;
-      const std::int64_t millis = millis_of(p.timestamp, last_millis);
-      last_millis = millis;
-      switch (p.kind) {
-        case Pending::Kind::kAssistant: write_assistant(p, id, parent, millis); break;
-        case Pending::Kind::kUser: write_user(p, id, parent, millis); break;
-        case Pending::Kind::kToolResult: write_tool_result(p, id, parent, millis); break;
-        case Pending::Kind::kCompaction: write_compaction(p, id, parent); break;
-      }
-      parent = id;
+  }
+
+  // The entries no later record can take back (Q9 takes back only a user
+  // message at the end) are written, and what they point into is let go:
+  // the chat file is never held whole.
+  void write_settled() {
+    for (; settled_ > 0; --settled_) {
+      write_pending(pending_.front());
+      pending_.pop_front();
     }
+  }
+
+  // Q9 takes back a user message whose text is a slash command's: from the
+  // last entry that cannot be taken back, none before it can be either.
+  void push(Pending&& p) {
+    const bool may_be_taken_back = p.kind == Pending::Kind::kUser && !p.text.empty();
+    pending_.push_back(std::move(p));
+    if (!may_be_taken_back) settled_ = pending_.size();
+  }
+
+  void write_pending(Pending& p) {
+    // Q1: ids from the record's uuid, one chain; a record without a time takes the previous one's.
+    const std::string id = entry_id_for(p.key.empty() ? p.uuid : p.key, taken_ids_);
+    if (p.timestamp.empty()) p.timestamp = last_timestamp_.empty() ? first_timestamp_ : last_timestamp_;
+    last_timestamp_ = p.timestamp;
+    const std::int64_t millis = millis_of(p.timestamp, last_millis_);
+    last_millis_ = millis;
+    switch (p.kind) {
+      case Pending::Kind::kAssistant: write_assistant(p, id, parent_, millis); break;
+      case Pending::Kind::kUser: write_user(p, id, parent_, millis); break;
+      case Pending::Kind::kToolResult: write_tool_result(p, id, parent_, millis); break;
+      case Pending::Kind::kCompaction: write_compaction(p, id, parent_); break;
+    }
+    parent_ = id;
+    last_origin_ = p.origin;
+    ++written_;
+  }
+
+  void write_session() {
+    while (!pending_.empty()) {
+      write_pending(pending_.front());
+      pending_.pop_front();
+    }
+    // What writing found goes after what reading found, as when the whole chain was read first.
+    for (Deferred& d : deferred_) write_.warn(d.line, d.column, std::move(d.message), d.repair);
     // Q12: the title the user gave the session.
-    if (!title_.empty()) {
-      const Pending& last = pending_.back();
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), parent, last.timestamp, last.origin,
+    if (!title_.empty())
+      write_.entry("session_info", entry_id_for("session_info", taken_ids_), parent_, last_timestamp_, last_origin_,
                    [&](JsonWriter& w) { write_key_string(w, "name", title_); });
-    }
   }
 
   void write_assistant(const Pending& p, const std::string& id, const std::string& parent, std::int64_t millis) {
@@ -478,7 +541,10 @@ class QwenCodeReader {
   void write_user(const Pending& p, const std::string& id, const std::string& parent, std::int64_t millis) {
     write_.entry("message", id, parent, p.timestamp, p.origin, [&](JsonWriter& w) {
       begin_message(w, "user");
-      write_parts(w, p.parts);
+      if (p.parts.empty())
+        write_text_block(w, p.text);
+      else
+        write_parts(w, p.parts);
       w.EndArray();
       w.Key("timestamp");
       w.Int64(millis);
@@ -512,9 +578,10 @@ class QwenCodeReader {
         if ((text && text->IsString() && text->GetStringLength() > 0) || (!text && image_part_quiet(part)))
           parts.push_back(&part);
         else if (!text)
-          write_.warn(p.origin.line, p.origin.column,
-                      "a tool result's part that is not text or an inline image cannot be sent by pi; left out",
-                      "qwen-parts-dropped");
+          deferred_.push_back(
+              {p.origin.line, p.origin.column,
+               "a tool result's part that is not text or an inline image cannot be sent by pi; left out",
+               "qwen-parts-dropped"});
       }
     write_.entry("message", id, parent, p.timestamp, p.origin, [&](JsonWriter& w) {
       begin_tool_result(w, p.call_id, p.tool_name);
@@ -549,9 +616,21 @@ class QwenCodeReader {
   const std::string& file_;
   ReadSession& out_;
   TranscriptWriter write_;
-  rapidjson::MemoryPoolAllocator<> pool_;  // the records' values: freed with the reader
-  std::deque<Record> records_;             // pending entries point into their values
-  std::vector<Pending> pending_;
+  const LogSource* source_ = nullptr;
+  std::deque<Record> records_;
+  std::shared_ptr<Fragments> fragments_;  // the record being converted
+  std::deque<Pending> pending_;           // not written yet
+  std::size_t settled_ = 0;               // the first pending_ no later record can take back
+  // A warning found while writing, reported once the chain is converted.
+  struct Deferred {
+    std::uint64_t line, column;
+    std::string message, repair;
+  };
+  std::vector<Deferred> deferred_;
+  std::string parent_, last_timestamp_;
+  std::int64_t last_millis_ = 0;
+  TranscriptOrigin last_origin_;
+  std::uint64_t written_ = 0;
   std::unordered_map<std::string, std::vector<std::size_t>> by_uuid_;  // uuid -> its fragments, in file order
   std::vector<std::pair<std::string, std::string>> open_calls_;        // (call id, tool name) not yet answered
   std::map<std::string, std::string> taken_ids_;
@@ -567,7 +646,7 @@ class QwenCodeReader {
 
 std::string convert_qwen_code(std::string chat, const std::string& file, const std::string& leaf, ReadSession& out) {
   std::string text;
-  QwenCodeReader(file, text, out).run(std::move(chat), leaf);
+  QwenCodeReader(file, text, out).run(BytesSource(std::move(chat)), leaf);
   if (!out.ok()) text.clear();
   return text;
 }
@@ -601,8 +680,17 @@ class QwenCodeFormat final : public Reader {
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     ReadSession out;
     out.leaf_taken = options.leaf.has_value();
-    std::string text = convert_qwen_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
-    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    if (input.fd() < 0) {
+      std::string text = convert_qwen_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
+      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+      return out;
+    }
+    // Read a line at a time, the session written to a spool.
+    SessionSpool spool(input.name(), options.index);
+    std::string text;
+    QwenCodeReader(input.name(), text, out, &spool)
+        .run(FileSource(input.fd(), input.name()), options.leaf.value_or(""));
+    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

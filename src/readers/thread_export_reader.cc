@@ -14,17 +14,6 @@
 namespace pihydrate {
 namespace {
 
-// The converted session's lines, read from its spool (and, for runs
-// borrowed from the export, from the export's file).
-class SpooledLines final : public LineSource {
- public:
-  Fd spool;
-  std::unique_ptr<LineSource> lines;
-  std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
-    return lines->read(offset, length, scratch);
-  }
-};
-
 // What the reader gives, from what the converter gave.
 void take_converted(ConvertedThread& thread, ReadSession& out) {
   out.diagnostics = std::move(thread.diagnostics);

@@ -4,9 +4,10 @@
 
 #include <rapidjson/error/en.h>
 
+#include "core/files.h"
 #include "core/json_spans.h"
+#include "core/spool_indexer.h"
 #include "pihydrate/formats.h"
-#include "readers/jsonl_lines.h"
 #include "readers/thread_converter.h"
 
 namespace pihydrate {
@@ -35,10 +36,14 @@ std::string entry_id_for(const std::string& key, std::map<std::string, std::stri
 
 void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
                      const std::function<void(TranscriptRecord&&)>& read) {
-  neutralize_lone_surrogates(transcript.data(), transcript.size());
+  read_transcript(BytesSource(std::move(transcript)), file, out, read);
+}
+
+void read_transcript(const LogSource& transcript, const std::string& file, ReadSession& out,
+                     const std::function<void(TranscriptRecord&&)>& read) {
   std::string unused;
   TranscriptWriter report(file, unused, out);
-  for_each_jsonl_line(transcript, [&](const JsonlLine& line) {
+  for_each_log_line(transcript, [&](const JsonlLine& line) {
     TranscriptRecord record;
     rapidjson::Document& doc = record.doc;
     doc.Parse(line.text.data(), line.text.size());
@@ -60,9 +65,51 @@ void read_transcript(std::string transcript, const std::string& file, ReadSessio
     ++out.records_read;
     record.line = line.number;
     record.column = column;
+    record.offset = line.begin;
+    record.size = line.text.size();
     read(std::move(record));
     return out.ok();
   });
+}
+
+namespace {
+
+constexpr std::size_t kSpoolBlockBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+struct SessionSpool::State {
+  std::unique_ptr<SpooledLines> lines = std::make_unique<SpooledLines>();
+  std::unique_ptr<SpoolIndexer> indexer;
+  SpoolBlock block;
+  std::string name;
+};
+
+SessionSpool::SessionSpool(const std::string& name, const IndexOptions& options) : state_(std::make_unique<State>()) {
+  state_->name = name;
+  state_->lines->spool.fd = make_unlinked_temp("the converted session");
+  state_->indexer = std::make_unique<SpoolIndexer>(state_->lines->spool.fd, name, options);
+}
+
+SessionSpool::~SessionSpool() = default;
+
+void SessionSpool::take_block(std::string& text) {
+  if (text.size() < kSpoolBlockBytes) return;
+  state_->block.bytes.swap(text);
+  state_->indexer->append(state_->block);  // leaves an emptied block, whose buffer `text` takes next time
+  text.clear();
+}
+
+void SessionSpool::finish(std::string& text, ReadSession& out) {
+  if (!text.empty()) {
+    state_->block.bytes.swap(text);
+    state_->indexer->append(state_->block);
+  }
+  std::string().swap(text);
+  out.index = state_->indexer->finish();
+  state_->lines->lines =
+      make_spool_line_source(state_->lines->spool.fd, -1, state_->indexer->take_layout(), state_->name);
+  out.lines = std::move(state_->lines);
 }
 
 void TranscriptWriter::header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
@@ -79,6 +126,7 @@ void TranscriptWriter::header(const std::string& session_id, const std::string& 
   w.EndObject();
   text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
   out_.origins.add(origin.line, origin.column, origin.record);
+  if (spool_ != nullptr) spool_->take_block(text_);
 }
 
 void TranscriptWriter::entry(const char* type, const std::string& id, const std::string& parent,
@@ -99,6 +147,7 @@ void TranscriptWriter::entry(const char* type, const std::string& id, const std:
   w.EndObject();
   text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
   out_.origins.add(origin.line, origin.column, origin.record);
+  if (spool_ != nullptr) spool_->take_block(text_);
 }
 
 void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint) {

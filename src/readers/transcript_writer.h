@@ -1,10 +1,12 @@
-// What the transcript readers (Claude Code, Codex) share: reading a JSONL
-// transcript record by record, and writing the pi v3 session that stands for
-// it, line by line, each with the transcript position it came from.
+// What the transcript readers (Claude Code, Codex, Gemini CLI, Qwen Code)
+// share: reading a JSONL transcript record by record, and writing the pi v3
+// session that stands for it, line by line, each with the transcript position
+// it came from, into memory or into a spool.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,7 @@
 
 #include "core/json_value.h"
 #include "pihydrate/reader.h"
+#include "readers/log_source.h"
 
 namespace pihydrate {
 
@@ -31,6 +34,8 @@ struct TranscriptRecord {
   rapidjson::Document doc;
   std::uint64_t line = 0;
   std::uint64_t column = 0;
+  std::uint64_t offset = 0;  // its text in the transcript, for read_record
+  std::size_t size = 0;
 };
 
 // Calls `read` for each JSON object line of `transcript`, in order. Blank
@@ -39,16 +44,38 @@ struct TranscriptRecord {
 // before its newline (a CLI killed mid-write), which is left out with a
 // warning (PH606). Lone UTF-16 surrogate escapes are rewritten in place, as
 // for the other inputs.
-// Counts each record in out.records_read; stops at the first error.
+// Counts each record in out.records_read; stops at the first error. One
+// record is in memory at a time (and what `read` keeps of it).
+void read_transcript(const LogSource& transcript, const std::string& file, ReadSession& out,
+                     const std::function<void(TranscriptRecord&&)>& read);
 void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
                      const std::function<void(TranscriptRecord&&)>& read);
 
-// Writes the session's lines into `text`, their origins and the reader's
-// findings into `out`.
+// A converted session written to an unlinked temporary file and indexed on
+// the second core while the reader converts (SpoolIndexer, as a thread
+// export's): the reader never holds the session it writes, only its last MiB.
+class SessionSpool {
+ public:
+  SessionSpool(const std::string& name, const IndexOptions& options);
+  ~SessionSpool();
+  SessionSpool(const SessionSpool&) = delete;
+  SessionSpool& operator=(const SessionSpool&) = delete;
+  // Takes `text`'s whole lines once they are 1 MiB or more (`text` is then left empty).
+  void take_block(std::string& text);
+  // The rest of `text`, and the session: out.index and out.lines.
+  void finish(std::string& text, ReadSession& out);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Writes the session's lines into `text` (handed to `spool`, when there is
+// one, a MiB at a time), their origins and the reader's findings into `out`.
 class TranscriptWriter {
  public:
-  TranscriptWriter(const std::string& file, std::string& text, ReadSession& out)
-      : file_(file), text_(text), out_(out) {}
+  TranscriptWriter(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : file_(file), text_(text), out_(out), spool_(spool) {}
 
   void header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
               const TranscriptOrigin& origin);
@@ -66,6 +93,7 @@ class TranscriptWriter {
   const std::string& file_;
   std::string& text_;
   ReadSession& out_;
+  SessionSpool* spool_;
 };
 
 // Writers for the parts of pi messages both readers build.
