@@ -44,6 +44,14 @@ JOBS = [
     ("--session v1", "session-v1", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--session codex", "codex", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--thread", "thread", ["--thread", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
+    ("--session claude-code", "claude-code", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
+    ("--session gemini-cli", "gemini-cli", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 768, 0),
+    ("--session qwen-code", "qwen-code", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 640, 0),
+    ("--events", "events", ["--events", "FILE", "--cwd", "/tmp", "-o", "OUT"], 0, 1.5),
+    ("validate codex", "codex", ["validate", "FILE"], 384, 0),
+    ("context codex", "codex", ["context", "FILE"], 384, 0),
+    ("tree claude-code", "claude-code", ["tree", "FILE"], 640, 0),
+    ("context stdin", "session-small", ["context", "-"], 320, 0),
 ]
 
 
