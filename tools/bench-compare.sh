@@ -67,6 +67,12 @@ mixed=$(input session jsonl)
 v1=$(input session-v1 jsonl)
 codex=$(input codex jsonl)
 thread=$(input thread json)
+chunky=$(input thread-chunky json)
+raw=$(input thread-raw json)
+events=$(input events jsonl)
+claude=$(input claude-code jsonl)
+gemini=$(input gemini-cli jsonl)
+qwen=$(input qwen-code jsonl)
 
 # Outputs go to tmpfs: disk writeback makes the runs' times bimodal.
 shm=$(mktemp -d /dev/shm/bench-compare.XXXXXX)
@@ -140,6 +146,12 @@ job "--session mixed" "$mixed" --session "$mixed" "${hydrate[@]}"
 job "--session v1" "$v1" --session "$v1" "${hydrate[@]}"
 job "--session codex" "$codex" --session "$codex" "${hydrate[@]}"
 job "--thread" "$thread" --thread "$thread" "${hydrate[@]}"
+job "--thread chunk-heavy" "$chunky" --thread "$chunky" "${hydrate[@]}"
+job "--thread raw entries" "$raw" --thread "$raw" "${hydrate[@]}"
+job "--events" "$events" --events "$events" "${hydrate[@]}"
+job "--session claude-code" "$claude" --session "$claude" "${hydrate[@]}"
+job "--session gemini-cli" "$gemini" --session "$gemini" "${hydrate[@]}"
+job "--session qwen-code" "$qwen" --session "$qwen" "${hydrate[@]}"
 job "validate big entries" "$big" validate "$big"
 job "validate small entries" "$small" validate "$small"
 job "context small entries" "$small" context "$small"

@@ -2,8 +2,8 @@
 """Generates a realistic pi session (v3 JSONL) or the equivalent thread export, of a chosen size.
 
   tools/gen_corpus.py --kind KIND --size 256M --seed 1 [--cwd DIR] -o FILE
-  KIND: session, session-small, session-big, thread, session-v1, codex, claude-code, gemini-cli, qwen-code,
-        events
+  KIND: session, session-small, session-big, thread, thread-chunky, thread-raw, session-v1, codex, claude-code,
+        gemini-cli, qwen-code, events
 
 The same size and seed always give the same bytes. The mix (docs/performance.md):
   - user turns, a few sentences each;
@@ -16,6 +16,9 @@ session-small is a chain of short user messages (about 220 bytes a line: many sm
 session-big a few turns whose tool results are big (0.25 to 2 MiB of code-like text each).
 The thread export mirrors the same conversation: chat user turns, pi.chunk deltas for each
 assistant, pi.assistant, pi.tool_result, chat echoes, pi.compaction; it has no branches.
+thread-chunky is the same export as a mirror that kept every stream delta: each assistant's whole
+text (up to 600 characters) comes as pi.chunk deltas of 20, so most entries are chunks.
+thread-raw carries the session itself: each line of `session` as a raw pi.entry (docs/thread-export.md).
 session-v1 writes the same kind of conversation (shorter tool output, no images) as an old v1 file, the way pi wrote
 them before entries had ids: no version, the model and thinking level in the header, entries in
 file order without id/parentId, thinking-level and model changes, bash executions, a compaction
@@ -35,6 +38,7 @@ tests/scenarios/recorded/pi-1.6.0/*/events.jsonl the same way: one session heade
 headers and session-changing responses left out, fresh ids.
 """
 import hashlib
+import io
 import argparse
 import base64
 import json
@@ -241,7 +245,7 @@ def write_session_v1(out, target, rng, cwd):
             entry("message", message=message)
 
 
-def write_thread(out, target, rng):
+def write_thread(out, target, rng, streamed=60):
     conv = Conversation(rng)
     tid = "thr_%08x" % rng.getrandbits(32)
     out.write('{"format":"thread-export","version":1,"thread":' + dumps(
@@ -265,7 +269,7 @@ def write_thread(out, target, rng):
                 env({"id": f"msg_{msg}", "kind": "chat", "role": "user", "ts": iso(message["timestamp"]), "text": message["content"][0]["text"]})
             elif kind == "assistant":
                 text = message["content"][1]["text"] if len(message["content"]) > 1 else message["content"][0]["text"]
-                for k in range(0, min(len(text), 60), 20):
+                for k in range(0, min(len(text), streamed), 20):
                     env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.chunk", "ts": message["timestamp"], "data": {"streamKey": message["timestamp"], "event": {"type": "text_delta", "contentIndex": 0, "delta": text[k:k + 20]}}})
                     idx += 1
                 env({"id": f"{tid}:pi:idx:{idx}", "kind": "pi.assistant", "ts": iso(message["timestamp"]), "data": {"message": message}})
@@ -374,10 +378,28 @@ def recorded_files(kind):
     return sorted((RECORDED / folder).glob(f"*/{name}"))
 
 
+def write_thread_raw(out, target, rng):
+    """A thread export that carries a generated session line by line as raw pi.entry entries."""
+    session = io.StringIO()
+    write_session(session, target, rng)
+    out.write('{"format":"thread-export","version":1,"thread":' + dumps(
+        {"id": "thr_%08x" % rng.getrandbits(32), "title": "Generated thread", "createdAt": iso(1795000000000),
+         "cwd": "/sandbox/repo"}) + ',"entries":[\n')
+    written = 0
+    for n, line in enumerate(session.getvalue().splitlines()):
+        text = ("" if n == 0 else ",\n") + dumps({"id": f"raw-{n}", "kind": "pi.entry", "data": {"line": line}})
+        out.write(text)
+        written += len(text.encode())
+        if written >= target:
+            break
+    out.write("\n]}\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "session-v1", "codex",
-                                       "claude-code", "gemini-cli", "qwen-code", "events"], default="session")
+    ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "thread-chunky",
+                                       "thread-raw", "session-v1", "codex", "claude-code", "gemini-cli", "qwen-code",
+                                       "events"], default="session")
     ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/tmp", help="session-v1: the header cwd")
@@ -396,6 +418,10 @@ def main():
             write_codex(out, size, rng)
         elif a.kind in ("claude-code", "gemini-cli", "qwen-code", "events"):
             write_recordings(out, size, rng, recorded_files(a.kind), a.kind)
+        elif a.kind == "thread-chunky":
+            write_thread(out, size, rng, streamed=600)
+        elif a.kind == "thread-raw":
+            write_thread_raw(out, size, rng)
         else:
             (write_session if a.kind == "session" else write_thread)(out, size, rng)
 
