@@ -432,8 +432,9 @@ def prepare_hydrate(run, item, root):
     # Sessions: the input's context, modulo the documented repairs.
     plain = not any(w in argv for w in ("--leaf", "--label", "--prune-compacted")) and \
         "flatten" not in argv and "drop" not in argv
-    if group == "hydrate" and "--session" in argv and plain and stdin_path is None:
-        src = os.path.join(case, argv[argv.index("--session") + 1])
+    src = os.path.join(case, argv[argv.index("--session") + 1]) if "--session" in argv else ""
+    # A session given as its folder (Copilot CLI) is another agent's, not a pi session to compare.
+    if group == "hydrate" and "--session" in argv and plain and stdin_path is None and os.path.isfile(src):
         with open(src, "rb") as f:
             lines = f.read().split(b"\n")
         try:
