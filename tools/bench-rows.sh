@@ -10,6 +10,8 @@
 #   tools/bench-rows.sh                  inputs in build/bench-rows/ (generated once, a few GiB)
 #   PI_DEST=build/pi tools/bench-rows.sh where tests/conformance/install_pi.sh put pi (else no pi row)
 #   PI_HYDRATE=path RUNS=5 tools/bench-rows.sh
+#   PI_ROW=0 tools/bench-rows.sh         without the pi row (pi_load.mjs also converts and prints the
+#                                       whole request: minutes on the 176 MB session)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
@@ -18,8 +20,11 @@ pi_dest=${PI_DEST:-build/pi}
 dir=build/bench-rows
 mkdir -p "$dir"
 [ -x "$bin" ] || { echo "bench-rows.sh: build $bin first (cmake --build build)" >&2; exit 2; }
-cmake --build build --target json-pass > /dev/null ||
-  { echo "bench-rows.sh: building json-pass failed" >&2; exit 2; }
+# json-pass from the build tree the binary is in (build/ by default).
+build_dir=$(dirname "$bin")
+cmake --build "$build_dir" --target json-pass > /dev/null ||
+  { echo "bench-rows.sh: building json-pass in $build_dir failed" >&2; exit 2; }
+json_pass=$build_dir/json-pass
 
 input() {  # input KIND SIZE EXT -> the file's path, generated once
   local f=$dir/$1-$2.$3
@@ -44,7 +49,7 @@ row() {  # row NAME INPUT CMD...   (@OUT@: the output file, on tmpfs)
     walls+=("$wall")
     [ "$kb" -gt "$rss" ] && rss=$kb
   done
-  floor=$(for i in 1 2 3; do build/json-pass "$in" 2> /dev/null | awk '$5 == "(0" {print $1}'; done | sort -g | head -1)
+  floor=$(for i in 1 2 3; do "$json_pass" "$in" 2> /dev/null | awk '$5 == "(0" {print $1}'; done | sort -g | head -1)
   awk -v n="$name" -v b="$(stat -L -c %s "$in")" -v min="$(printf '%s\n' "${walls[@]}" | sort -g | head -1)" \
       -v med="$(median "${walls[@]}")" -v k="$rss" -v f="${floor:-}" 'BEGIN {
     printf "%-34s %9.0f %8.2f %8.2f %9.1f %8s %8s\n", n, b / 1e6, min, med, k / 1024,
@@ -62,7 +67,7 @@ chunky=$(input thread-chunky 296M json)
 row "--session of a Codex rollout" "$codex" "$bin" --session "$codex" "${hydrate[@]}"
 row "context, short chained messages" "$small" "$bin" context "$small"
 row "tree, short chained messages" "$small" "$bin" tree "$small"
-if [ -x "$pi_dest/node/bin/node" ] && [ -d "$pi_dest/pi-1.5.2" ]; then
+if [ "${PI_ROW:-1}" = 1 ] && [ -x "$pi_dest/node/bin/node" ] && [ -d "$pi_dest/pi-1.5.2" ]; then
   row "pi 1.5.2 load + context, the same" "$small" "$pi_dest/node/bin/node" tests/conformance/pi_load.mjs \
     --pi "$pi_dest/pi-1.5.2" --cwd /tmp --timeout 600 "$small"
 else
