@@ -633,19 +633,13 @@ class ClaudeCodeFormat final : public Reader {
   }
   // C2: --leaf is one of the transcript's uuids, and the branch ending there is written.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    ReadSession out;
+    const std::string& file = input.name();
+    const std::string leaf = options.leaf.value_or("");
+    ReadSession out = read_transcript(
+        input, options, [&](const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& into) {
+          ClaudeCodeReader(file, text, into, spool).run(source, file, leaf);
+        });
     out.leaf_taken = options.leaf.has_value();
-    if (input.fd() < 0) {
-      std::string text = convert_claude_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
-      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
-      return out;
-    }
-    // Read a line at a time, the session written to a spool.
-    SessionSpool spool(input.name(), options.index);
-    std::string text;
-    ClaudeCodeReader(input.name(), text, out, &spool)
-        .run(FileSource(input.fd(), input.name()), input.name(), options.leaf.value_or(""));
-    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

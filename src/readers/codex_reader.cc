@@ -470,18 +470,11 @@ class CodexFormat final : public Reader {
   }
   // A rollout has no tree: --leaf names an entry of the session written, as for pi's files.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    ReadSession out;
-    if (input.fd() < 0) {
-      std::string text = convert_codex(input.read_all(), input.name(), out);
-      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
-      return out;
-    }
-    // Read a line at a time, written to a spool a MiB at a time.
-    SessionSpool spool(input.name(), options.index);
-    std::string text;
-    CodexReader(input.name(), text, out, &spool).run(FileSource(input.fd(), input.name()), input.name());
-    if (out.ok()) spool.finish(text, out);
-    return out;
+    const std::string& file = input.name();
+    return read_transcript(input, options,
+                           [&](const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& out) {
+                             CodexReader(file, text, out, spool).run(source, file);
+                           });
   }
 };
 

@@ -96,7 +96,8 @@ struct Event {
 
 class CopilotCliReader {
  public:
-  CopilotCliReader(const std::string& file, std::string& text, ReadSession& out) : out_(out), write_(file, text, out) {}
+  CopilotCliReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
+      : out_(out), write_(file, text, out, spool) {}
 
   void run(const LogSource& source) {
     source_ = &source;
@@ -652,13 +653,6 @@ class CopilotCliReader {
   std::int64_t last_millis_ = 0;
 };
 
-std::string convert(const LogSource& source, const std::string& file, ReadSession& out) {
-  std::string text;
-  CopilotCliReader(file, text, out).run(source);
-  if (!out.ok()) text.clear();
-  return text;
-}
-
 // CP1: the first record of a Copilot CLI events.jsonl.
 bool is_start_event(const JsonValue& doc) {
   if (json_string(doc, "type") != "session.start") return false;
@@ -683,13 +677,13 @@ class CopilotCliFormat final : public Reader {
     return is_start_event(doc) ? kBidMarker : kBidNone;
   }
   // An events file is one chain: --leaf names an entry of the session written, as for pi's files.
+  // The file read in place, twice: one event in memory at a time (docs/copilot-cli.md, "Reading").
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    ReadSession out;
-    // The file read in place, twice: one event in memory at a time (docs/copilot-cli.md, "Reading").
-    std::string text = input.fd() >= 0 ? convert(FileSource(input.fd(), input.name()), input.name(), out)
-                                       : convert(BytesSource(input.read_all()), input.name(), out);
-    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
-    return out;
+    const std::string& file = input.name();
+    return read_transcript(input, options,
+                           [&](const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& out) {
+                             CopilotCliReader(file, text, out, spool).run(source);
+                           });
   }
 };
 
@@ -706,7 +700,10 @@ bool is_directory(const std::string& path) {
 }  // namespace
 
 std::string convert_copilot_cli(std::string events, const std::string& file, ReadSession& out) {
-  return convert(BytesSource(std::move(events)), file, out);
+  std::string text;
+  CopilotCliReader(file, text, out).run(BytesSource(std::move(events)));
+  if (!out.ok()) text.clear();
+  return text;
 }
 
 std::string copilot_cli_session_file(const std::string& argument, const char* copilot_home, const char* home) {

@@ -621,19 +621,11 @@ class GeminiCliReader {
 
 }  // namespace
 
-namespace {
-
-std::string convert(const LogSource& source, const std::string& file, ReadSession& out) {
+std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
   std::string text;
-  GeminiCliReader(file, text, out).run(source);
+  GeminiCliReader(file, text, out).run(BytesSource(std::move(chat_log)));
   if (!out.ok()) text.clear();
   return text;
-}
-
-}  // namespace
-
-std::string convert_gemini_cli(std::string chat_log, const std::string& file, ReadSession& out) {
-  return convert(BytesSource(std::move(chat_log)), file, out);
 }
 
 namespace {
@@ -662,20 +654,13 @@ class GeminiCliFormat final : public Reader {
     return kBidNone;
   }
   // A chat log has no tree: --leaf names an entry of the session written, as for pi's files.
+  // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading").
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    ReadSession out;
-    if (input.fd() < 0) {
-      std::string text = convert_gemini_cli(input.read_all(), input.name(), out);
-      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
-      return out;
-    }
-    // The file read in place: one record in memory at a time (docs/gemini-cli.md, "Reading");
-    // the session written to a spool.
-    SessionSpool spool(input.name(), options.index);
-    std::string text;
-    GeminiCliReader(input.name(), text, out, &spool).run(FileSource(input.fd(), input.name()));
-    if (out.ok()) spool.finish(text, out);
-    return out;
+    const std::string& file = input.name();
+    return read_transcript(input, options,
+                           [&](const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& out) {
+                             GeminiCliReader(file, text, out, spool).run(source);
+                           });
   }
 };
 

@@ -678,19 +678,13 @@ class QwenCodeFormat final : public Reader {
   }
   // Q2: --leaf is one of the file's uuids, and the chain ending there is written.
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    ReadSession out;
+    const std::string& file = input.name();
+    const std::string leaf = options.leaf.value_or("");
+    ReadSession out = read_transcript(
+        input, options, [&](const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& into) {
+          QwenCodeReader(file, text, into, spool).run(source, leaf);
+        });
     out.leaf_taken = options.leaf.has_value();
-    if (input.fd() < 0) {
-      std::string text = convert_qwen_code(input.read_all(), input.name(), options.leaf.value_or(""), out);
-      if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
-      return out;
-    }
-    // Read a line at a time, the session written to a spool.
-    SessionSpool spool(input.name(), options.index);
-    std::string text;
-    QwenCodeReader(input.name(), text, out, &spool)
-        .run(FileSource(input.fd(), input.name()), options.leaf.value_or(""));
-    if (out.ok()) spool.finish(text, out);
     return out;
   }
 };

@@ -85,6 +85,20 @@ struct SessionSpool::State {
   std::string name;
 };
 
+ReadSession read_transcript(const ReaderInput& input, const ReadOptions& options, const TranscriptRun& run) {
+  ReadSession out;
+  std::string text;
+  if (input.fd() < 0) {
+    run(BytesSource(input.read_all()), text, nullptr, out);
+    if (out.ok()) take_session_text(std::move(text), input.name(), options.index, out);
+    return out;
+  }
+  SessionSpool spool(input.name(), options.index);
+  run(FileSource(input.fd(), input.name()), text, &spool, out);
+  if (out.ok()) spool.finish(text, out);
+  return out;
+}
+
 SessionSpool::SessionSpool(const std::string& name, const IndexOptions& options) : state_(std::make_unique<State>()) {
   state_->name = name;
   state_->lines->spool.fd = make_unlinked_temp("the converted session");

@@ -70,6 +70,15 @@ class SessionSpool {
   std::unique_ptr<State> state_;
 };
 
+// A transcript reader's read(), the same for every one: `run` converts a
+// source into `text` (through a TranscriptWriter given `spool`). Bytes in
+// memory are read whole, and the text taken as the session; a file is read a
+// line at a time, and the session handed to a spool a MiB at a time (`spool`
+// is null for bytes).
+using TranscriptRun =
+    std::function<void(const LogSource& source, std::string& text, SessionSpool* spool, ReadSession& out)>;
+ReadSession read_transcript(const ReaderInput& input, const ReadOptions& options, const TranscriptRun& run);
+
 // Writes the session's lines into `text` (handed to `spool`, when there is
 // one, a MiB at a time), their origins and the reader's findings into `out`.
 class TranscriptWriter {
