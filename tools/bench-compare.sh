@@ -50,7 +50,8 @@ if [ -z "${PI_HYDRATE:-}" ]; then
   cmake --build build -j "$(nproc)" --target pi-hydrate > "$dir/build-current.log" ||
     { echo "bench-compare.sh: building the current tree failed: $dir/build-current.log" >&2; exit 2; }
 fi
-[ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIHYDRATE_WERROR=ON > /dev/null
+# Configured again: a build/ made before json-pass existed has no rule for it.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIHYDRATE_WERROR=ON > /dev/null
 cmake --build build --target json-pass > "$dir/build-json-pass.log" ||
   { echo "bench-compare.sh: building json-pass failed: $dir/build-json-pass.log" >&2; exit 2; }
 json_pass=build/json-pass

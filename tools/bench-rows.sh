@@ -22,6 +22,7 @@ mkdir -p "$dir"
 [ -x "$bin" ] || { echo "bench-rows.sh: build $bin first (cmake --build build)" >&2; exit 2; }
 # json-pass from the build tree the binary is in (build/ by default).
 build_dir=$(dirname "$bin")
+cmake "$build_dir" > /dev/null  # configured again: an older build tree has no rule for json-pass
 cmake --build "$build_dir" --target json-pass > /dev/null ||
   { echo "bench-rows.sh: building json-pass in $build_dir failed" >&2; exit 2; }
 json_pass=$build_dir/json-pass
