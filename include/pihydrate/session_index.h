@@ -122,28 +122,29 @@ struct EntryDetails {
   std::string_view unknown_role;
 };
 
-// One parsed, non-blank line of the file.
+// One parsed, non-blank line of the file. An index holds one per line, so
+// on a file of many short entries this struct is most of the memory: its
+// members are ordered and packed to leave no padding (144 bytes).
 struct Entry {
   std::uint64_t line = 0;    // 1-based physical line
   std::uint64_t offset = 0;  // byte offset of the line in the file
-  std::uint64_t length = 0;  // bytes in the line, without '\n'
+  std::uint32_t length = 0;  // bytes in the line, without '\n' (at most kMaxLineBytesLimit)
 
   KindField type_field;  // its text: type_text()
   Field id;
   Field parent_id;
-  Field timestamp;
+  Field timestamp;  // its text only with IndexOptions::keep_timestamps
 
   // `message` and what the rules need from inside it.
+  Field message_timestamp;  // its text only with IndexOptions::keep_timestamps
+  Field tool_call_id;       // toolResult.toolCallId
   KindField message;
   KindField role_field;  // a known role's text is `role`; an unknown one's is details().unknown_role
   KindField stop_reason_field;
-  Field message_timestamp;
-  Field tool_call_id;  // toolResult.toolCallId
   std::uint32_t tool_calls_begin = 0;
   std::uint32_t tool_calls_count = 0;
 
   JsonKind root = JsonKind::kObject;  // the line's JSON value type
-  bool falsy = false;                 // null, false, 0 or "" (JS truthiness)
   EntryType type = EntryType::kNone;
   Role role = Role::kNone;
   JsonKind content_kind = JsonKind::kMissing;
@@ -151,15 +152,18 @@ struct Entry {
   JsonKind usage_cost_kind = JsonKind::kMissing;
   StopReason stop_reason = StopReason::kNone;
   MessageApi api = MessageApi::kNone;  // message.api
-  bool exclude_from_context = false;   // bashExecution.excludeFromContext === true
   // What a content string or array holds, for the repairs that keep every
   // sent message and text block non-empty: text blocks whose text is
   // missing, not a string, or white space only (JS trim(); counted up to
   // 255); a thinking or redacted_thinking block; anything else (a non-blank
   // string or text, a tool call, an image, a value of another kind).
   std::uint8_t content_blank_texts = 0;
-  bool content_has_thinking = false;
-  bool content_has_other = false;
+  bool falsy : 1;                 // null, false, 0 or "" (JS truthiness)
+  bool exclude_from_context : 1;  // bashExecution.excludeFromContext === true
+  bool content_has_thinking : 1;
+  bool content_has_other : 1;
+
+  Entry() : falsy(false), exclude_from_context(false), content_has_thinking(false), content_has_other(false) {}
 
   // The text of a string `type`, known or not.
   std::string_view type_text() const;
@@ -253,6 +257,10 @@ struct IndexOptions {
   bool two_threads = true;                      // build_file_index: scan a big file's halves at once
   bool record_long_strings = false;             // fill SessionIndex::long_strings
   const KnownStrings* known_strings = nullptr;  // not owned
+  // Keep the text of each entry's `timestamp` and `message.timestamp` (only
+  // lint rules read it; their kind and column are always kept). Without it a
+  // file of many short entries takes about 40 bytes less per entry.
+  bool keep_timestamps = true;
 };
 
 // Interned strings for the index. Blocks never move, so string_views stay valid.
@@ -278,6 +286,7 @@ struct SessionIndex {
   std::vector<std::uint64_t> invalid_utf8_lines;  // line numbers
   std::vector<std::uint64_t> invalid_utf8_columns;
   bool entry_cap_hit = false;
+  bool timestamps_kept = true;  // IndexOptions::keep_timestamps: lint rules need them
 
   ChunkedVector<Entry> entries;          // parsed non-blank lines, in file order
   std::vector<BadLine> bad_lines;        // the first kMaxKeptProblems of them

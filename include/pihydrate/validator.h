@@ -46,6 +46,10 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
 FileReport summarize_findings(const std::string& file, std::uint64_t lines, std::uint64_t entries, Diagnostics all,
                               Level level);
 
+// options.index, keeping the timestamps' text only when lint rules run (it
+// is most of the index's strings on a file of many short entries).
+IndexOptions index_options_for(const ValidateOptions& options);
+
 // Reads `source` in one streaming pass and validates it.
 FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options);
 

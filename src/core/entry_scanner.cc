@@ -159,6 +159,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   }
 
   bool depth_exceeded() const { return depth_exceeded_; }
+  void keep_timestamps(bool on) { keep_timestamps_ = on; }
 
   // RapidJSON hands every string over decoded; the fast path only those
   // the handler reads (see string_is_blank).
@@ -276,6 +277,13 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     f.column = value_column();
   }
 
+  // A timestamp's kind and column always; its text only when kept.
+  void set_timestamp(Field& f, JsonKind kind, std::string_view text) {
+    if (keep_timestamps_) return set(f, kind, text);
+    f.kind = kind;
+    f.column = value_column();
+  }
+
   // The entry's rarer members, created on the first one the line has.
   EntryDetails& details() {
     if (!own_details_) {
@@ -326,7 +334,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         break;
       case RootKey::kId: set(e_.id, kind, text); break;
       case RootKey::kParentId: set(e_.parent_id, kind, text); break;
-      case RootKey::kTimestamp: set(e_.timestamp, kind, text); break;
+      case RootKey::kTimestamp: set_timestamp(e_.timestamp, kind, text); break;
       case RootKey::kVersion: set(details().version, kind, text); break;
       case RootKey::kCwd: set(details().cwd, kind, text); break;
       case RootKey::kMessage:
@@ -368,7 +376,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
         set(e_.stop_reason_field, kind);
         e_.stop_reason = kind == JsonKind::kString ? stop_reason_of(text) : StopReason::kNone;
         break;
-      case MessageKey::kTimestamp: set(e_.message_timestamp, kind, text); break;
+      case MessageKey::kTimestamp: set_timestamp(e_.message_timestamp, kind, text); break;
       case MessageKey::kToolCallId: set(e_.tool_call_id, kind, text); break;
       case MessageKey::kExcludeFromContext: e_.exclude_from_context = kind == JsonKind::kTrue; break;
       case MessageKey::kApi:
@@ -475,6 +483,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   EntryDetails* own_details_ = nullptr;
   std::size_t max_depth_;
   bool depth_exceeded_ = false;
+  bool keep_timestamps_ = true;
   std::vector<Frame> frames_;
   std::uint32_t value_column_ = 1;
   const std::vector<std::pair<std::size_t, std::string>>& patched_;
@@ -551,6 +560,7 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     static const std::vector<std::pair<std::size_t, std::string>> kNothingPatched;
     Handler handler(data, data + size, entry, arena_, tool_calls_, details_, max_depth_, kNothingPatched);
     handler.know_string_ends(known_strings_, line_offset);
+    handler.keep_timestamps(keep_timestamps_);
     if (record_long_strings_) handler.record_long_strings(&line_long_strings_);
     FastSaxReader<Handler> fast;
     // A line the fast path reads has no NUL byte (a control byte in a string
@@ -598,6 +608,7 @@ ScanStatus EntryScanner::scan(char* data, std::size_t size, std::size_t start, E
     rapidjson::InsituStringStream stream(text + start);
     Handler handler(text, text + size, entry, arena_, tool_calls_, details_, max_depth_, patched);
     handler.strings_arrive_decoded();
+    handler.keep_timestamps(keep_timestamps_);
     rapidjson::Reader reader;
     result = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag>(stream, handler);
     too_deep = handler.depth_exceeded();

@@ -45,6 +45,9 @@ class EntryScanner {
   // or kUtf8Valid. The fast path checks it as it reads the line.
   std::size_t utf8_verdict() const { return utf8_verdict_; }
 
+  // Whether entries keep their timestamps' text (IndexOptions::keep_timestamps).
+  void set_keep_timestamps(bool on) { keep_timestamps_ = on; }
+
   // Tests compare the fast path with RapidJSON alone; it is on by default.
   void set_fast_path(bool on) { fast_path_ = on; }
 
@@ -56,6 +59,7 @@ class EntryScanner {
   bool fast_path_ = true;
   const KnownStrings* known_strings_ = nullptr;
   bool record_long_strings_ = false;
+  bool keep_timestamps_ = true;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> line_long_strings_;
   std::size_t utf8_verdict_ = 0;
   std::vector<char> scratch_;  // the line is parsed in a copy, so it can be parsed again

@@ -19,6 +19,11 @@
 
 namespace pihydrate {
 
+// Entry::length holds any line the reader keeps; and the per-entry memory
+// bounds in docs/performance.md count on an Entry of this size (64-bit).
+static_assert(kMaxLineBytesLimit <= UINT32_MAX);
+static_assert(sizeof(void*) != 8 || sizeof(Entry) == 144, "Entry grew: see docs/performance.md, Memory bounds");
+
 const char* json_kind_name(JsonKind kind) {
   switch (kind) {
     case JsonKind::kMissing: return "missing";
@@ -91,6 +96,8 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
   EntryScanner scanner(*index.arena, index.tool_calls, index.details, options.max_depth);
   scanner.set_known_strings(known ? known : options.known_strings);
   scanner.set_record_long_strings(options.record_long_strings);
+  scanner.set_keep_timestamps(options.keep_timestamps);
+  index.timestamps_kept = options.keep_timestamps;
   LineReader reader(source, options.reader);
   Line line;
   while (reader.next(line)) {
@@ -139,7 +146,7 @@ bool scan_lines(ByteSource& source, const IndexOptions& options, bool file_start
         }
         entry.line = line.number;
         entry.offset = line.offset;
-        entry.length = line.length;
+        entry.length = static_cast<std::uint32_t>(line.length);  // a kept line is at most kMaxLineBytesLimit
         index.entries.push_back(entry);
         for (const auto& [at, length] : scanner.line_long_strings())
           if (index.long_strings.size() < LongStrings::cap_for(index.entries.size()))

@@ -18,7 +18,7 @@ FileReport validate_file(const std::string& path, const ValidateOptions& options
   Fd file;
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
-  return validate_index(build_file_index(file.fd, path, options.index), options);
+  return validate_index(build_file_index(file.fd, path, index_options_for(options)), options);
 }
 
 FileReport validate_input(const Input& input, const ValidateOptions& options, const std::string& from) {
@@ -26,7 +26,7 @@ FileReport validate_input(const Input& input, const ValidateOptions& options, co
   if (!of.converted) {
     if (of.session.kind() == Input::Kind::kFile) return validate_file(of.session.name(), options);
     if (of.session.kind() == Input::Kind::kSpooled)
-      return validate_index(build_file_index(of.session.fd(), of.session.name(), options.index), options);
+      return validate_index(build_file_index(of.session.fd(), of.session.name(), index_options_for(options)), options);
     return validate_source(*make_memory_source(of.session.data()), of.session.name(), options);
   }
   // Loadable and resumable when it converts and the session written passes

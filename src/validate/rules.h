@@ -40,6 +40,6 @@ std::string quoted(std::string_view text);
 void check_file_rules(RuleContext& ctx);     // lines, encoding, header, cwd, version
 void check_tree_rules(RuleContext& ctx);     // ids, parents, cycles, leaf
 void check_message_rules(RuleContext& ctx);  // messages, context, tool pairing
-void check_lint_rules(RuleContext& ctx);     // fixture conventions
+void check_lint_rules(RuleContext& ctx);     // fixture conventions; every finding at lint level (run only then)
 
 }  // namespace pihydrate

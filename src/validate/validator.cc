@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "validate/rules.h"
@@ -41,7 +42,13 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
   check_tree_rules(ctx);
   if (options.content_rules) {
     check_message_rules(ctx);
-    check_lint_rules(ctx);
+    // Every lint finding is at lint level: below it none would be reported.
+    // Lint rules read the timestamps' text, which an index may leave out.
+    if (options.level == Level::kLint) {
+      if (!index.timestamps_kept)
+        throw std::logic_error("validate_index: lint level on an index built without keep_timestamps");
+      check_lint_rules(ctx);
+    }
   }
 
   std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
@@ -91,8 +98,14 @@ FileReport summarize_findings(const std::string& file, std::uint64_t lines, std:
   return report;
 }
 
+IndexOptions index_options_for(const ValidateOptions& options) {
+  IndexOptions index = options.index;
+  index.keep_timestamps = options.level == Level::kLint && options.content_rules;
+  return index;
+}
+
 FileReport validate_source(ByteSource& source, const std::string& display_name, const ValidateOptions& options) {
-  SessionIndex index = build_session_index(source, display_name, options.index);
+  SessionIndex index = build_session_index(source, display_name, index_options_for(options));
   return validate_index(index, options);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,38 @@ TEST(Validator, LevelFiltersOutput) {
   FileReport r = run(text, o);
   EXPECT_TRUE(r.diagnostics.empty());
   EXPECT_FALSE(r.resumable);  // the verdicts do not depend on the level
+}
+
+// The timestamps' text is kept only for the lint rules, which read it.
+TEST(Validator, TimestampsAreKeptOnlyWhenLintRulesRun) {
+  ValidateOptions lint;
+  lint.level = Level::kLint;
+  EXPECT_TRUE(index_options_for(lint).keep_timestamps);
+  EXPECT_FALSE(index_options_for(ValidateOptions{}).keep_timestamps);
+
+  IndexOptions without;
+  without.keep_timestamps = false;
+  auto source = make_memory_source(kGood);
+  const SessionIndex index = build_session_index(*source, "t.jsonl", without);
+  const Entry& message = index.entries[1];
+  EXPECT_EQ(message.timestamp.kind, JsonKind::kString);  // kind and column stay
+  EXPECT_GT(message.timestamp.column, 0u);
+  EXPECT_TRUE(message.timestamp.text().empty());
+  EXPECT_EQ(message.message_timestamp.kind, JsonKind::kNumber);
+  EXPECT_TRUE(message.message_timestamp.text().empty());
+  EXPECT_EQ(message.id.text(), "a1b2c3d4");
+  EXPECT_FALSE(index.timestamps_kept);
+
+  // Below lint the index serves; at lint it would give wrong findings, so it is refused.
+  EXPECT_TRUE(validate_index(index, ValidateOptions{}).resumable);
+  EXPECT_THROW(validate_index(index, lint), std::logic_error);
+  // A backwards timestamp is found at lint level from a file (the text is kept then).
+  const std::string backwards =
+      kGood +
+      R"({"type":"message","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"again","timestamp":1767225601000}})"
+      "\n";
+  EXPECT_TRUE(has(run(backwards, lint), Code::kTimestampBackwards));
+  EXPECT_FALSE(has(run(backwards), Code::kTimestampBackwards));
 }
 
 }  // namespace
