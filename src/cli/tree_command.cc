@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 #include <ostream>
-#include <sstream>
+#include <vector>
 
 #include <cxxopts.hpp>
 
@@ -88,7 +88,7 @@ std::string fit(const std::string& text, std::size_t width) {
 }
 
 std::string describe(const SessionTree& tree, std::size_t i) {
-  const TreeNode& n = tree.nodes[i];
+  const TreeNode n = tree.node(i);
   std::string line = n.id.empty() ? "line " + std::to_string(n.line) : n.id;
   line += "  " + n.kind;
   if (!n.text.empty()) line += ": " + n.text;
@@ -105,39 +105,50 @@ std::string describe(const SessionTree& tree, std::size_t i) {
   return line;
 }
 
-void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
-  std::ostringstream text;
-  write_conversion_text(tree.file, tree.format, tree.conversion, !tree.not_converted, text);
-  if (tree.not_converted) {
-    out << text.str();
-    return;
+// Each node's children, in file order, as positions into one array (a
+// vector per node would cost more than the tree itself on a long chain).
+struct Children {
+  explicit Children(const SessionTree& tree) : first(tree.size() + 1, 0), all(tree.size()) {
+    for (std::size_t i = 0; i < tree.size(); ++i)
+      if (tree.parent(i) >= 0) ++first[static_cast<std::size_t>(tree.parent(i)) + 1];
+    for (std::size_t i = 0; i < tree.size(); ++i) first[i + 1] += first[i];
+    std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < tree.size(); ++i) {
+      if (tree.parent(i) >= 0)
+        all[next[static_cast<std::size_t>(tree.parent(i))]++] = static_cast<std::uint32_t>(i);
+      else
+        roots.push_back(static_cast<std::uint32_t>(i));
+    }
   }
-  text << tree.file << ": session " << (tree.session_id.empty() ? "(no id)" : tree.session_id) << ", cwd "
-       << (tree.cwd.empty() ? "(none)" : tree.cwd) << ", v" << tree.format_version;
-  if (tree.migrated) text << " (pi migrates it to v3 on load)";
-  text << "\n";
-  for (const Diagnostic& d : tree.diagnostics) write_diagnostic_text(d, text);
-  if (!tree.loads) {
-    text << "pi " << pi_version_name(tree.version) << " does not load it: " << tree.failure << "\n";
-    out << text.str();
-    return;
-  }
-  text << "pi " << pi_version_name(tree.version) << " reads " << tree.nodes.size() << " entries; ";
-  if (tree.leaf < 0)
-    text << "it resumes with an empty conversation\n";
-  else
-    text << "it resumes at line " << tree.nodes[static_cast<std::size_t>(tree.leaf)].line << " (marked *)\n";
-  if (tree.random_ids) text << "v1 file: pi gives its entries random ids, so they are named by line here\n";
-  text << "\n";
+  std::size_t count(std::size_t node) const { return first[node + 1] - first[node]; }
+  std::uint32_t of(std::size_t node, std::size_t k) const { return all[first[node] + k]; }
 
-  std::vector<std::vector<std::size_t>> children(tree.nodes.size());
-  std::vector<std::size_t> roots;
-  for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
-    if (tree.nodes[i].parent < 0)
-      roots.push_back(i);
-    else
-      children[static_cast<std::size_t>(tree.nodes[i].parent)].push_back(i);
+  std::vector<std::uint32_t> first;  // node -> where its children start in `all`
+  std::vector<std::uint32_t> all;
+  std::vector<std::uint32_t> roots;
+};
+
+void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
+  write_conversion_text(tree.file, tree.format, tree.conversion, !tree.not_converted, out);
+  if (tree.not_converted) return;
+  out << tree.file << ": session " << (tree.session_id.empty() ? "(no id)" : tree.session_id) << ", cwd "
+      << (tree.cwd.empty() ? "(none)" : tree.cwd) << ", v" << tree.format_version;
+  if (tree.migrated) out << " (pi migrates it to v3 on load)";
+  out << "\n";
+  for (const Diagnostic& d : tree.diagnostics) write_diagnostic_text(d, out);
+  if (!tree.loads) {
+    out << "pi " << pi_version_name(tree.version) << " does not load it: " << tree.failure << "\n";
+    return;
   }
+  out << "pi " << pi_version_name(tree.version) << " reads " << tree.size() << " entries; ";
+  if (tree.leaf < 0)
+    out << "it resumes with an empty conversation\n";
+  else
+    out << "it resumes at line " << tree.line(static_cast<std::size_t>(tree.leaf)) << " (marked *)\n";
+  if (tree.random_ids) out << "v1 file: pi gives its entries random ids, so they are named by line here\n";
+  out << "\n";
+
+  const Children children(tree);
   // Depth first without recursion (a session is one long chain): a chain
   // goes on at the same indentation, a fork draws one branch per child.
   struct Frame {
@@ -146,26 +157,25 @@ void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
     const char* connector;  // "", "├─ " or "└─ "
   };
   std::vector<Frame> stack;
-  auto push_children = [&](const std::vector<std::size_t>& kids, const std::string& prefix) {
-    if (kids.size() == 1) {
-      stack.push_back({kids[0], prefix, ""});
+  auto push_children = [&](std::size_t count, auto child, const std::string& prefix) {
+    if (count == 1) {
+      stack.push_back({child(0), prefix, ""});
       return;
     }
-    for (std::size_t k = kids.size(); k-- > 0;)
-      stack.push_back({kids[k], prefix, k + 1 == kids.size() ? "\u2514\u2500 " : "\u251c\u2500 "});
+    for (std::size_t k = count; k-- > 0;)
+      stack.push_back({child(k), prefix, k + 1 == count ? "\u2514\u2500 " : "\u251c\u2500 "});
   };
-  push_children(roots, "");
+  push_children(children.roots.size(), [&](std::size_t k) { return children.roots[k]; }, "");
   while (!stack.empty()) {
     Frame f = std::move(stack.back());
     stack.pop_back();
-    const char* mark = tree.nodes[f.node].on_path ? "* " : "  ";
-    text << fit(mark + f.prefix + f.connector + describe(tree, f.node), width) << "\n";
+    const char* mark = tree.on_path(f.node) ? "* " : "  ";
+    out << fit(mark + f.prefix + f.connector + describe(tree, f.node), width) << "\n";
     std::string below = f.prefix;
     if (std::string(f.connector) == "\u251c\u2500 ") below += "\u2502  ";
     if (std::string(f.connector) == "\u2514\u2500 ") below += "   ";
-    push_children(children[f.node], below);
+    push_children(children.count(f.node), [&, node = f.node](std::size_t k) { return children.of(node, k); }, below);
   }
-  out << text.str();
 }
 
 void string_member(JsonWriter& w, const char* key, const std::string& value) {
@@ -174,8 +184,7 @@ void string_member(JsonWriter& w, const char* key, const std::string& value) {
 }
 
 void print_json(const SessionTree& tree, std::ostream& out) {
-  std::ostringstream text;
-  rapidjson::OStreamWrapper os(text);
+  rapidjson::OStreamWrapper os(out);
   JsonWriter w(os);
   w.StartObject();
   string_member(w, "file", tree.file);
@@ -204,7 +213,8 @@ void print_json(const SessionTree& tree, std::ostream& out) {
   w.EndArray();
   w.Key("nodes");
   w.StartArray();
-  for (const TreeNode& n : tree.nodes) {
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const TreeNode n = tree.node(i);
     w.StartObject();
     w.Key("id");
     if (n.id.empty())
@@ -237,8 +247,7 @@ void print_json(const SessionTree& tree, std::ostream& out) {
   w.EndArray();
   w.EndObject();
   os.Flush();
-  text << "\n";
-  out << text.str();
+  out << "\n";
 }
 
 }  // namespace

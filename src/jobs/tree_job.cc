@@ -10,11 +10,12 @@ SessionTree read_session_tree(const Input& input, PiVersion version, const std::
   const SessionOfInput of = read_session_of(input, from, version);
   SessionTree tree;
   if (!of.converted || of.conversion.ok) {
-    IndexedSession session;
+    // The tree reads its nodes' lines when they are shown: it keeps the index and the file.
+    auto session = std::make_shared<IndexedSession>();
     IndexOptions options;
     options.keep_timestamps = false;  // no lint rule runs here
-    index_session(of.session, options, session);
-    tree = build_session_tree(session.index, *session.lines, version);
+    index_session(of.session, options, *session);
+    tree = build_session_tree(session->index, *session->lines, version, session);
   } else {
     tree.version = version;
     tree.not_converted = true;

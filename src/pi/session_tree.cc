@@ -127,9 +127,50 @@ std::string kind_of(const Entry& e) {
 
 }  // namespace
 
-SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version) {
-  ReadAheadLines read_ahead(lines, index.file_size);  // the tree reads every line, in file order
-  const PiView view = build_pi_view(index, version);
+// What node(i) needs: pi's view of the index, the labels, and where to read
+// the lines again.
+struct SessionTree::Nodes {
+  std::shared_ptr<const void> owner;  // keeps index and lines alive
+  const SessionIndex* index = nullptr;
+  PiView view;
+  std::unique_ptr<ReadAheadLines> lines;                           // nodes are mostly asked in file order
+  std::unordered_map<std::string_view, std::string_view> labels;  // target id -> label, in the index's arena
+  std::vector<std::uint8_t> flags;                                // kOnPath | kCompacted per node
+  std::string scratch;
+  static constexpr std::uint8_t kOnPath = 1, kCompacted = 2;
+};
+
+std::size_t SessionTree::size() const { return nodes_ ? nodes_->view.nodes.size() : 0; }
+std::int64_t SessionTree::parent(std::size_t i) const { return nodes_->view.parent[i]; }
+bool SessionTree::on_path(std::size_t i) const { return nodes_->flags[i] & Nodes::kOnPath; }
+std::uint64_t SessionTree::line(std::size_t i) const {
+  return nodes_->view.entry(*nodes_->index, static_cast<std::uint32_t>(i)).line;
+}
+
+TreeNode SessionTree::node(std::size_t i) const {
+  Nodes& n = *nodes_;
+  const Entry& e = n.view.entry(*n.index, static_cast<std::uint32_t>(i));
+  TreeNode node;
+  if (!n.view.migrates_v1 && e.id.is_string()) node.id = std::string(e.id.text());
+  node.parent = n.view.parent[i];
+  node.dangling_parent = n.view.link[i] == ParentLink::kDangling;
+  node.line = e.line;
+  node.kind = kind_of(e);
+  if (!node.id.empty()) {
+    auto label = n.labels.find(e.id.text());
+    if (label != n.labels.end()) node.label = std::string(label->second);
+  }
+  node.on_path = n.flags[i] & Nodes::kOnPath;
+  node.compacted = n.flags[i] & Nodes::kCompacted;
+  describe(std::string(n.lines->read(e.offset, e.length, n.scratch)), e, node);
+  return node;
+}
+
+SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiVersion version,
+                               std::shared_ptr<const void> owner) {
+  auto nodes = std::make_shared<SessionTree::Nodes>();
+  nodes->view = build_pi_view(index, version);
+  const PiView& view = nodes->view;
 
   SessionTree tree;
   tree.file = index.file;
@@ -152,33 +193,17 @@ SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiV
   tree.random_ids = view.migrates_v1;
   if (!view.loads()) return tree;
 
-  std::unordered_map<std::string_view, std::string_view> labels;  // target id -> label
   for (std::uint32_t node = 0; node < view.nodes.size(); ++node) {
     const Entry& e = view.entry(index, node);
     if (e.type != EntryType::kLabel || !e.details().target_id.is_string()) continue;
     const Field& label = e.details().label;
     if (label.is_string() && !label.text().empty())
-      labels[e.details().target_id.text()] = label.text();
+      nodes->labels[e.details().target_id.text()] = label.text();
     else
-      labels.erase(e.details().target_id.text());
+      nodes->labels.erase(e.details().target_id.text());
   }
-  tree.nodes.resize(view.nodes.size());
-  for (std::uint32_t i = 0; i < view.nodes.size(); ++i) {
-    const Entry& e = view.entry(index, i);
-    TreeNode& node = tree.nodes[i];
-    if (!view.migrates_v1 && e.id.is_string()) node.id = std::string(e.id.text());
-    node.parent = view.parent[i];
-    node.dangling_parent = view.link[i] == ParentLink::kDangling;
-    node.line = e.line;
-    node.kind = kind_of(e);
-    if (!node.id.empty()) {
-      auto label = labels.find(e.id.text());
-      if (label != labels.end()) node.label = std::string(label->second);
-    }
-    std::string scratch;
-    describe(std::string(read_ahead.read(e.offset, e.length, scratch)), e, node);
-  }
-  for (std::uint32_t node : view.path) tree.nodes[node].on_path = true;
+  nodes->flags.assign(view.nodes.size(), 0);
+  for (std::uint32_t node : view.path) nodes->flags[node] |= SessionTree::Nodes::kOnPath;
   if (view.compaction >= 0) {
     // Messages before the compaction that the context leaves out.
     std::vector<std::uint8_t> in_context(view.nodes.size(), 0);
@@ -189,10 +214,16 @@ SessionTree build_session_tree(const SessionIndex& index, LineSource& lines, PiV
       if ((e.type == EntryType::kMessage || e.type == EntryType::kCustomMessage ||
            e.type == EntryType::kBranchSummary) &&
           !in_context[node])
-        tree.nodes[node].compacted = true;
+        nodes->flags[node] |= SessionTree::Nodes::kCompacted;
     }
   }
   tree.leaf = view.path.empty() ? -1 : static_cast<std::int64_t>(view.path.back());
+  // The tree does not show the context: its items go.
+  nodes->view.context = {};
+  nodes->owner = std::move(owner);
+  nodes->index = &index;
+  nodes->lines = std::make_unique<ReadAheadLines>(lines, index.file_size);
+  tree.nodes_ = std::move(nodes);
   return tree;
 }
 

@@ -29,15 +29,15 @@ SLACK = 4 * MIB  # allocator and page-cache noise between two runs of one binary
 # name, generator kind, command (FILE and OUT are filled in), bytes per entry, bytes per input byte.
 # Keep in step with docs/performance.md, "Memory bounds".
 JOBS = [
-    ("validate session", "session", ["validate", "--no-cwd-check", "FILE"], 320, 0),
-    ("validate small entries", "session-small", ["validate", "--no-cwd-check", "FILE"], 320, 0),
-    ("validate big entries", "session-big", ["validate", "--no-cwd-check", "FILE"], 320, 0),
-    ("validate stdin", "session", ["validate", "--no-cwd-check", "-"], 320, 0),
-    ("tree small entries", "session-small", ["tree", "FILE"], 640, 0),
-    ("tree v1", "session-v1", ["tree", "FILE"], 640, 0),
-    ("context session", "session", ["context", "FILE"], 320, 0),
-    ("context small entries", "session-small", ["context", "FILE"], 320, 0),
-    ("context v1", "session-v1", ["context", "FILE"], 320, 0),
+    ("validate session", "session", ["validate", "--no-cwd-check", "FILE"], 256, 0),
+    ("validate small entries", "session-small", ["validate", "--no-cwd-check", "FILE"], 256, 0),
+    ("validate big entries", "session-big", ["validate", "--no-cwd-check", "FILE"], 256, 0),
+    ("validate stdin", "session", ["validate", "--no-cwd-check", "-"], 256, 0),
+    ("tree small entries", "session-small", ["tree", "FILE"], 256, 0),
+    ("tree v1", "session-v1", ["tree", "FILE"], 256, 0),
+    ("context session", "session", ["context", "FILE"], 256, 0),
+    ("context small entries", "session-small", ["context", "FILE"], 256, 0),
+    ("context v1", "session-v1", ["context", "FILE"], 256, 0),
     ("--session pi", "session", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--session small entries", "session-small", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--session big entries", "session-big", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
@@ -53,7 +53,7 @@ JOBS = [
     ("validate codex", "codex", ["validate", "FILE"], 384, 0),
     ("context codex", "codex", ["context", "FILE"], 384, 0),
     ("tree claude-code", "claude-code", ["tree", "FILE"], 640, 0),
-    ("context stdin", "session-small", ["context", "-"], 320, 0),
+    ("context stdin", "session-small", ["context", "-"], 256, 0),
 ]
 
 

@@ -14,6 +14,7 @@
 
 #include "pihydrate/cli.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/session_tree.h"
 
 namespace pihydrate {
 namespace {
@@ -183,6 +184,46 @@ TEST(Library, ResumeContextListsWhatPiSendsAndPicksABranch) {
   report = resume_context(Input::bytes("not a session\n", "bad.jsonl"));
   EXPECT_FALSE(report.context.loads);
   EXPECT_FALSE(report.errors.empty());
+}
+
+// A tree keeps its nodes' links and reads what each says from its line when
+// asked, after read_session_tree has returned (it keeps the index and file).
+TEST(Library, SessionTreeReadsItsNodesWhenAsked) {
+  const std::string session =
+      R"({"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/nowhere"})"
+      "\n"
+      R"({"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first\n  question","timestamp":1}})"
+      "\n"
+      R"({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"one way","timestamp":2}})"
+      "\n"
+      R"({"type":"message","id":"a3","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{}}],"stopReason":"error","timestamp":3}})"
+      "\n"
+      R"({"type":"label","id":"a4","parentId":"a3","timestamp":"2026-01-01T00:00:04.000Z","targetId":"a2","label":"kept"})"
+      "\n";
+  const SessionTree tree = read_session_tree(Input::bytes(session, "s.jsonl"), newest_pi_version());
+  ASSERT_TRUE(tree.loads);
+  ASSERT_EQ(tree.size(), 4u);
+  EXPECT_EQ(tree.parent(0), -1);
+  EXPECT_EQ(tree.parent(1), 0);
+  EXPECT_EQ(tree.parent(2), 0);
+  EXPECT_EQ(tree.leaf, 3);  // the last entry
+  EXPECT_TRUE(tree.on_path(0));
+  EXPECT_FALSE(tree.on_path(1));
+  EXPECT_EQ(tree.line(2), 4u);
+  const TreeNode first = tree.node(0);
+  EXPECT_EQ(first.id, "a1");
+  EXPECT_EQ(first.kind, "user");
+  EXPECT_EQ(first.text, "first question");
+  EXPECT_EQ(tree.node(1).label, "kept");
+  const TreeNode call = tree.node(2);  // asked out of file order, then again
+  EXPECT_EQ(call.tool_calls, std::vector<std::string>{"bash"});
+  EXPECT_EQ(call.stop_reason, "error");
+  EXPECT_TRUE(call.on_path);
+  EXPECT_EQ(tree.node(0).text, "first question");
+  EXPECT_EQ(tree.node(3).text, "kept -> a2");
+  const SessionTree copy = tree;  // copies share the nodes
+  EXPECT_EQ(copy.node(1).id, "a2");
+  EXPECT_EQ(read_session_tree(Input::bytes("not a session\n", "bad.jsonl"), newest_pi_version()).size(), 0u);
 }
 
 TEST(Library, StreamedContextHandsOnTheSameMessagesAfterAHeadThatCountsThem) {
