@@ -224,11 +224,12 @@ ContextReport resume_context(const Input& input, const ContextOptions& options =
 
 // The same for a request too big to hold: once everything but the messages
 // is known, `head` gets the report (context.messages empty,
-// context.message_count set), then `each` gets the messages in order. The
-// path is read twice (the first pass counts), so memory does not grow with
-// the messages. Neither is called when nothing is sent (not converted, not
-// loaded, pi-ai throws, a bad branch): the report returned says why, as
-// resume_context's does. The report returned never holds the messages.
+// context.message_count set), then `each` gets the messages in order. They
+// are built in one pass into an unlinked temporary file in $TMPDIR (or
+// /tmp), so memory does not grow with the messages. Neither is called when
+// nothing is sent (not converted, not loaded, pi-ai throws, a bad branch):
+// the report returned says why, as resume_context's does. The report
+// returned never holds the messages.
 ContextReport resume_context(const Input& input, const ContextOptions& options,
                              const std::function<void(const ContextReport&)>& head, const SentMessageSink& each);
 

@@ -165,7 +165,8 @@ void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
     for (std::size_t k = count; k-- > 0;)
       stack.push_back({child(k), prefix, k + 1 == count ? "\u2514\u2500 " : "\u251c\u2500 "});
   };
-  push_children(children.roots.size(), [&](std::size_t k) { return children.roots[k]; }, "");
+  push_children(
+      children.roots.size(), [&](std::size_t k) { return children.roots[k]; }, "");
   while (!stack.empty()) {
     Frame f = std::move(stack.back());
     stack.pop_back();
@@ -174,7 +175,8 @@ void print_text(const SessionTree& tree, std::size_t width, std::ostream& out) {
     std::string below = f.prefix;
     if (std::string(f.connector) == "\u251c\u2500 ") below += "\u2502  ";
     if (std::string(f.connector) == "\u2514\u2500 ") below += "   ";
-    push_children(children.count(f.node), [&, node = f.node](std::size_t k) { return children.of(node, k); }, below);
+    push_children(
+        children.count(f.node), [&, node = f.node](std::size_t k) { return children.of(node, k); }, below);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "core/read_ahead_lines.h"
 #include "hydrate/plan.h"
 #include "jobs/session_of_input.h"
+#include "pi/sent_message_spool.h"
 #include "pihydrate/errors.h"
 #include "pihydrate/pihydrate.h"
 
@@ -70,12 +71,13 @@ ContextReport context_of(const SessionIndex& index, LineSource& lines, const Con
     if (!output.each) {
       report.context = build_resume_context(index, view, line_text);
     } else {
-      // The first pass counts the messages and finds whether pi-ai throws;
-      // the second hands them on.
-      report.context = build_resume_context(index, view, line_text, [](SentMessage&&) {});
+      // One pass builds the messages into a spool, counting them and finding
+      // whether pi-ai throws; then the head, and the messages from the spool.
+      SentMessageSpool spool;
+      report.context = build_resume_context(index, view, line_text, [&](SentMessage&& m) { spool.add(m); });
       if (report.context.request_error.empty()) {
         (*output.head)(report);
-        build_resume_context(index, view, line_text, *output.each);
+        spool.replay(*output.each);
       }
     }
   }

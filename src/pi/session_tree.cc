@@ -133,7 +133,7 @@ struct SessionTree::Nodes {
   std::shared_ptr<const void> owner;  // keeps index and lines alive
   const SessionIndex* index = nullptr;
   PiView view;
-  std::unique_ptr<ReadAheadLines> lines;                           // nodes are mostly asked in file order
+  std::unique_ptr<ReadAheadLines> lines;                          // nodes are mostly asked in file order
   std::unordered_map<std::string_view, std::string_view> labels;  // target id -> label, in the index's arena
   std::vector<std::uint8_t> flags;                                // kOnPath | kCompacted per node
   std::string scratch;
