@@ -4,14 +4,13 @@
 # tmpfs, printing the minimum and median wall time and the highest peak RSS;
 # beside each, the floor (one RapidJSON pass over the input on one core,
 # json-pass) and, for context and tree, pi 1.5.2 loading the same session and
-# building its context (tests/conformance/pi_load.mjs). A benchmark, not a
+# building its request (tools/bench/pi_context.mjs). A benchmark, not a
 # test: it asserts nothing.
 #
 #   tools/bench-rows.sh                  inputs in build/bench-rows/ (generated once, a few GiB)
 #   PI_DEST=build/pi tools/bench-rows.sh where tests/conformance/install_pi.sh put pi (else no pi row)
 #   PI_HYDRATE=path RUNS=5 tools/bench-rows.sh
-#   PI_ROW=0 tools/bench-rows.sh         without the pi row (pi_load.mjs also converts and prints the
-#                                       whole request: minutes on the 176 MB session)
+#   PI_ROW=0 tools/bench-rows.sh         without the pi row
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
@@ -69,8 +68,9 @@ row "--session of a Codex rollout" "$codex" "$bin" --session "$codex" "${hydrate
 row "context, short chained messages" "$small" "$bin" context "$small"
 row "tree, short chained messages" "$small" "$bin" tree "$small"
 if [ "${PI_ROW:-1}" = 1 ] && [ -x "$pi_dest/node/bin/node" ] && [ -d "$pi_dest/pi-1.5.2" ]; then
-  row "pi 1.5.2 load + context, the same" "$small" "$pi_dest/node/bin/node" tests/conformance/pi_load.mjs \
-    --pi "$pi_dest/pi-1.5.2" --cwd /tmp --timeout 600 "$small"
+  # The session is v3: pi opens it without migrating (rewriting) it.
+  row "pi 1.5.2 load + context, the same" "$small" "$pi_dest/node/bin/node" tools/bench/pi_context.mjs \
+    "$pi_dest/pi-1.5.2" "$small"
 else
   echo "bench-rows.sh: no pi 1.5.2 in $pi_dest (tests/conformance/install_pi.sh $pi_dest): no pi row" >&2
 fi
