@@ -12,6 +12,7 @@
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,12 +42,25 @@ ChatRole role_of(const std::string& role) {
   return role.empty() ? ChatRole::kNone : ChatRole::kOther;
 }
 
-// What the rules and R9 read of a raw line, from its parsed entry.
-void take_facts(const rapidjson::Document& entry, RawLine& r) {
+// A string kept in RawLine's list: its 4-byte length, then its bytes.
+void append_sized(std::string& list, std::string_view text) {
+  const auto size = static_cast<std::uint32_t>(text.size());
+  list.append(reinterpret_cast<const char*>(&size), sizeof size);
+  list.append(text);
+}
+
+// What the rules and R9 read of a raw line, from its parsed entry, before
+// it is kept in RawLine's few bytes.
+struct RawFacts {
+  std::string id, parent, summary, message_key, final_timestamp, timestamp;
+  std::vector<std::string> tool_ids;
+};
+
+void take_facts(const rapidjson::Document& entry, RawLine& r, RawFacts& f) {
   const std::string type = json_string(entry, "type");
   if (type == "compaction") {
     r.compaction = true;
-    r.summary = json_string(entry, "summary");
+    f.summary = json_string(entry, "summary");
     return;
   }
   const JsonValue* message = json_member(entry, "message");
@@ -55,14 +69,14 @@ void take_facts(const rapidjson::Document& entry, RawLine& r) {
   r.role = role_of(role);
   if (r.role == ChatRole::kNone) return;
   const std::string key = stream_key_of_value(json_member(message, "timestamp"));
-  r.message_key = role + ":" + key;
+  f.message_key = role + ":" + key;
   if (r.role == ChatRole::kAssistant) {
-    r.final_timestamp = key;
+    f.final_timestamp = key;
     if (const JsonValue* content = json_member(message, "content"); content != nullptr && content->IsArray())
       for (const JsonValue& block : content->GetArray())
-        if (json_string(block, "type") == "toolCall") r.tool_ids.push_back(json_string(block, "id"));
+        if (json_string(block, "type") == "toolCall") f.tool_ids.push_back(json_string(block, "id"));
   } else if (r.role == ChatRole::kToolResult) {
-    r.tool_ids.push_back(json_string(*message, "toolCallId"));
+    f.tool_ids.push_back(json_string(*message, "toolCallId"));
   }
 }
 
@@ -125,6 +139,16 @@ void ThreadConverter::raw_text(const RawLine& r, std::string& out) const {
   }
 }
 
+std::string_view ThreadConverter::raw_string(const RawLine& r, std::uint32_t k) const {
+  std::size_t at = r.strings;
+  for (std::uint32_t i = 0;; ++i) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, raw_strings_.data() + at, sizeof size);
+    if (i == k) return std::string_view(raw_strings_).substr(at + sizeof size, size);
+    at += sizeof size + size;
+  }
+}
+
 bool ThreadConverter::expand_raw_entries() {
   // X1: a snapshot is the whole file at one moment: the entries before the last one are in it.
   std::size_t start = 0;
@@ -133,6 +157,7 @@ bool ThreadConverter::expand_raw_entries() {
   if (start > 0) out_.repairs["entries-before-snapshot-superseded"] += start;
   std::vector<Envelope> rows;
   rows.reserve(envs_.size() - start);
+  raw_lines_.reserve(envs_.size() - start);  // a line each, but for a snapshot's
   for (std::size_t i = start; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
     if (!thread_rules::is_raw_kind(e.kind)) {
@@ -210,37 +235,43 @@ bool ThreadConverter::take_raw_line(const Envelope& e, std::size_t at, std::stri
     }
     return true;
   }
-  r.id = json_string(parsed, "id");
-  if (r.id.empty()) {
+  RawFacts f;
+  f.id = json_string(parsed, "id");
+  if (f.id.empty()) {
     error(where, at, "an entry without an id (raw entries are a v3 session's lines)");
     return false;
   }
   // X3: the same entry twice (a snapshot and the entries after it overlap, or a retry).
-  if (const auto seen = raw_line_of_id_.find(r.id); seen != raw_line_of_id_.end()) {
+  if (const auto seen = raw_line_of_id_.find(f.id); seen != raw_line_of_id_.end()) {
     std::string first;
     raw_text(raw_lines_[seen->second], first);
     if (first == line) {
       out_.repairs["raw-duplicates-dropped"]++;
     } else {
-      warn(where, at, "id " + quote_for_message(r.id) + " was carried before with other content; the first is kept");
+      warn(where, at, "id " + quote_for_message(f.id) + " was carried before with other content; the first is kept");
       out_.repairs["raw-conflicts-dropped"]++;
     }
     return true;
   }
-  raw_line_of_id_.emplace(r.id, raw_lines_.size());
+  raw_line_of_id_.emplace(f.id, raw_lines_.size());
   const std::vector<MemberSpan> members = object_members(line, skip_json_ws(line, 0));
   if (const MemberSpan* parent = find_member(members, "parentId")) {
     r.has_parent = line[parent->value_begin] == '"';
-    if (r.has_parent) r.parent = json_string_value(line, parent->value_begin);
+    if (r.has_parent) f.parent = json_string_value(line, parent->value_begin);
   }
-  take_facts(parsed, r);
-  if (const std::string ts = json_string(parsed, "timestamp"); is_iso8601(ts)) r.timestamp = ts;
+  take_facts(parsed, r, f);
+  if (const std::string ts = json_string(parsed, "timestamp"); is_iso8601(ts)) f.timestamp = ts;
+  r.strings = raw_strings_.size();
+  for (const std::string* text : {&f.id, &f.parent, &f.summary, &f.message_key, &f.final_timestamp, &f.timestamp})
+    append_sized(raw_strings_, *text);
+  for (const std::string& id : f.tool_ids) append_sized(raw_strings_, id);
+  r.tool_id_count = static_cast<std::uint32_t>(f.tool_ids.size());
   r.text_size = static_cast<std::uint32_t>(line.size());
   r.compact = line.find('\n') == std::string::npos && line.find('\r') == std::string::npos;
   Envelope row = e;
   row.kind = Kind::kRawLine;
   row.order_key = static_cast<std::int64_t>(raw_lines_.size());
-  raw_lines_.push_back(std::move(r));
+  raw_lines_.push_back(r);
   into.push_back(row);
   out_.repairs[e.kind == Kind::kPiSnapshot ? "raw-entries-from-snapshot" : "raw-entries"]++;
   return true;
@@ -256,27 +287,28 @@ void ThreadConverter::emit_raw_line(std::size_t env) {
   raw_text(r, text);
   end_lossy_run();
   const std::string& previous = line_ids_.back();
-  if (r.has_parent && !raw_line_of_id_.count(r.parent)) {
+  const std::string parent(raw_string(r, RawLine::kParent));
+  if (r.has_parent && !raw_line_of_id_.count(parent)) {
     const ThreadOrigin o = origin_of(envs_[env]);
     link_diagnostics_.push_back(
         thread_export_diagnostic(Severity::kWarning, file_, o.line, o.column, ConvertedThread::path_of(o),
-                                 "parent " + quote_for_message(r.parent) + " is not in the export; attached to " +
+                                 "parent " + quote_for_message(parent) + " is not in the export; attached to " +
                                      (previous.empty() ? std::string("nothing (a root)")
                                                        : "the entry before it, " + quote_for_message(previous))));
     const std::vector<MemberSpan> members = object_members(text, skip_json_ws(text, 0));
-    const MemberSpan* parent = find_member(members, "parentId");
-    text.replace(parent->value_begin, parent->value_end - parent->value_begin,
+    const MemberSpan* member = find_member(members, "parentId");
+    text.replace(member->value_begin, member->value_end - member->value_begin,
                  previous.empty() ? "null" : json_quote(previous));
     out_.repairs["raw-entries-reattached"]++;
   }
-  line_ids_.push_back(r.id);
+  line_ids_.emplace_back(raw_id(r));
   raw_line_open_ = true;
   push(env, text, r.compact);
   Item& item = items_.back();
   item.is_user_turn = r.role == ChatRole::kUser;
   item.is_tool_result = r.role == ChatRole::kToolResult;
-  for (const std::string& id : r.tool_ids) add_tool_id(id);
-  if (!r.timestamp.empty()) last_ts_ = r.timestamp;
+  for (std::uint32_t k = 0; k < r.tool_id_count; ++k) add_tool_id(raw_string(r, RawLine::kToolIds + k));
+  if (const std::string_view ts = raw_string(r, RawLine::kTimestamp); !ts.empty()) last_ts_ = ts;
 }
 
 // X5: pi's own entries say the name, model and thinking level, unless lossy ones come after them.
@@ -306,11 +338,12 @@ void name_kept_entry(std::string& line, const std::vector<std::string>& ids) {
 // them; else the lossy rules' (R1), made v3 since the lines have ids.
 // Written first; every line after it is linked as it is written.
 void ThreadConverter::start_linking() {
+  line_ids_.reserve(envs_.size() + 4);  // about a line each, and the trailer
   line_ids_.assign(1, std::string());
   link_seed_ = stable_hash(doc_.string_value(doc_.member(thread_, "id")));
   for (const RawLine& r : raw_lines_) {
-    taken_ids_.insert(r.id);
-    if (r.has_parent) taken_ids_.insert(r.parent);
+    std::string parent(raw_string(r, RawLine::kParent));
+    if (r.has_parent && !raw_line_of_id_.count(parent)) taken_ids_.insert(std::move(parent));
   }
   linking_ = true;
 }
@@ -324,7 +357,7 @@ void ThreadConverter::link_lossy_line(std::string& target, std::size_t start) {
   std::string id;
   for (std::uint64_t attempt = 0;; ++attempt) {
     id = hex8_id(stable_hash(std::to_string(number) + ":" + std::to_string(attempt), link_seed_));
-    if (taken_ids_.insert(id).second) break;
+    if (!raw_line_of_id_.count(id) && taken_ids_.insert(id).second) break;
   }
   std::string line = target.substr(start);
   target.resize(start);

@@ -127,22 +127,30 @@ struct RawLine {
     kEntry,         // data.entry: the JSON object at `at`, written compact
     kSnapshotLine,  // a line of data.jsonl: [at, at + size) of that string's escaped bytes
   };
+  // Its strings, one after another in ThreadConverter::raw_strings_ from
+  // `strings` (a 4-byte length and the bytes each), in this order; the
+  // tool call ids are an assistant's calls' ids, or a result's toolCallId (R9).
+  enum Text : std::uint32_t {
+    kId,              // its entry id
+    kParent,          // its parentId when that is a string
+    kSummary,         // a compaction's
+    kMessageKey,      // a message's role and timestamp, as X4 compares them
+    kFinalTimestamp,  // an assistant's message.timestamp, as R6 compares it
+    kTimestamp,       // its own timestamp when ISO-8601: lossy lines after it take it
+    kToolIds,         // then tool_id_count of them
+  };
   std::uint64_t at = 0;  // in the export
+  std::uint64_t strings = 0;
   std::uint32_t size = 0;
   std::uint32_t text_size = 0;  // the text's size (a snapshot's line without its trailing \r)
+  std::uint32_t tool_id_count = 0;
   Source source = Source::kLine;
   bool compact = false;  // the text has no line break: written as it is
-  std::string id;        // its entry id
-  std::string parent;    // its parentId when that is a string
   bool has_parent = false;
-  ChatRole role = ChatRole::kNone;  // a message's
   bool compaction = false;
-  std::string summary;                // a compaction's
-  std::string message_key;            // a message's role and timestamp, as X4 compares them
-  std::string final_timestamp;        // an assistant's message.timestamp, as R6 compares it
-  std::string timestamp;              // its own timestamp when ISO-8601: lossy lines after it take it
-  std::vector<std::string> tool_ids;  // an assistant's calls' ids, or a result's toolCallId (R9)
+  ChatRole role = ChatRole::kNone;  // a message's
 };
+static_assert(sizeof(RawLine) <= 40, "a raw line per session line: keep it small");
 
 // One line of the converted session after the header, as compaction anchors
 // need it. There is one per message, so its tool call ids are kept in one
@@ -346,7 +354,10 @@ class ThreadConverter {
   // place, and each line is linked as it is written (X5, X6).
   bool raw_ = false;                // the export carries raw entries
   std::vector<RawLine> raw_lines_;  // by Envelope::raw_line()
-  std::string raw_header_;          // the session header a raw entry carried (X2), or ""
+  std::string raw_strings_;         // see RawLine::Text
+  std::string_view raw_string(const RawLine& r, std::uint32_t k) const;
+  std::string_view raw_id(const RawLine& r) const { return raw_string(r, RawLine::kId); }
+  std::string raw_header_;  // the session header a raw entry carried (X2), or ""
   ThreadOrigin raw_header_origin_;
   std::unordered_map<std::string, std::size_t> raw_line_of_id_;  // X3: the raw lines carried so far, by id
   bool lossy_at_end_ = false;  // a lossy entry no raw one covers comes after the last raw line (X5)
@@ -367,13 +378,15 @@ class ThreadConverter {
   // (link_lossy_line); each raw line keeps its own, reattached when its
   // parent is not in the export.
   bool linking_ = false;
-  bool raw_line_open_ = false;                 // the line being closed is a raw line: linked by emit_raw_line
-  std::vector<std::string> line_ids_;          // each line's id so far (the header's is "")
-  std::unordered_set<std::string> taken_ids_;  // raw ids, raw parents and fresh ids: a fresh id is none of them
-  std::uint64_t link_seed_ = 0;                // fresh ids are drawn from the thread's id
-  std::size_t run_start_ = 0;                  // the first line of the lossy run being linked, or 0
-  std::uint64_t rebuilt_ = 0;                  // lines rebuilt by the lossy rules (X5)
-  Diagnostics link_diagnostics_;               // reported after the conversion's own, in line order
+  bool raw_line_open_ = false;         // the line being closed is a raw line: linked by emit_raw_line
+  std::vector<std::string> line_ids_;  // each line's id so far (the header's is "")
+  // The parents no raw line has as id, and the fresh ids so far: a fresh
+  // id is none of them, nor a raw line's (raw_line_of_id_).
+  std::unordered_set<std::string> taken_ids_;
+  std::uint64_t link_seed_ = 0;   // fresh ids are drawn from the thread's id
+  std::size_t run_start_ = 0;     // the first line of the lossy run being linked, or 0
+  std::uint64_t rebuilt_ = 0;     // lines rebuilt by the lossy rules (X5)
+  Diagnostics link_diagnostics_;  // reported after the conversion's own, in line order
   void start_linking();
   void link_lossy_line(std::string& target, std::size_t start);
   void end_lossy_run();

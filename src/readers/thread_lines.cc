@@ -22,7 +22,7 @@ std::string ThreadConverter::text_of(std::size_t env) const {
     case Kind::kPiCompaction: return doc_.string_value(doc_.member(doc_.member(e.payload(), "result"), "summary"));
     case Kind::kRawLine: {
       const RawLine& r = raw_lines_[e.raw_line()];
-      if (r.compaction) return r.summary;
+      if (r.compaction) return std::string(raw_string(r, RawLine::kSummary));
       std::string text;
       raw_text(r, text);
       const std::vector<MemberSpan> members = object_members(text, skip_json_ws(text, 0));
