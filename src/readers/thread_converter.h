@@ -368,7 +368,8 @@ class ThreadConverter {
   std::string raw_payload_line(const Envelope& e, std::size_t& at, std::string& where, RawLine& r);
   // The text of a raw line, read again from the export.
   void raw_text(const RawLine& r, std::string& out) const;
-  std::string raw_scratch_;  // emit_raw_line's, reused
+  std::string raw_scratch_;    // emit_raw_line's, reused
+  std::string parse_scratch_;  // take_raw_line's, reused
   void emit_raw_line(std::size_t env);
   // Whether the trailer (R12) is written: always for a lossy export; for
   // one with raw entries, only when a lossy entry comes after the last of them.
