@@ -3,14 +3,16 @@
 // session line it carries (kRawLine), which the rules see beside the lossy
 // entries (thread_rules.h: a raw message closes a stream, echoes a chat
 // turn, covers a lossy copy, anchors a compaction); the lines are written at
-// their place among the lossy ones, and at the end the session is linked
-// around them: ids for the lossy lines, parents the export never carried,
-// the header. An export that carries raw entries is assembled in memory: it
-// is no bigger than the session pi wrote.
+// their place among the lossy ones and linked as they are written: ids for
+// the lossy lines, parents the export never carried, the header. What is
+// kept of a raw line is what the rules and the linking read (RawLine); its
+// text is read again from the export when it is written, so an export that
+// carries raw entries streams like any other.
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -40,12 +42,25 @@ ChatRole role_of(const std::string& role) {
   return role.empty() ? ChatRole::kNone : ChatRole::kOther;
 }
 
-// What the rules and R9 read of a raw line, from its parsed entry.
-void take_facts(const rapidjson::Document& entry, RawLine& r) {
+// A string kept in RawLine's list: its 4-byte length, then its bytes.
+void append_sized(std::string& list, std::string_view text) {
+  const auto size = static_cast<std::uint32_t>(text.size());
+  list.append(reinterpret_cast<const char*>(&size), sizeof size);
+  list.append(text);
+}
+
+// What the rules and R9 read of a raw line, from its parsed entry, before
+// it is kept in RawLine's few bytes.
+struct RawFacts {
+  std::string id, parent, summary, message_key, final_timestamp, timestamp;
+  std::vector<std::string> tool_ids;
+};
+
+void take_facts(const rapidjson::Document& entry, RawLine& r, RawFacts& f) {
   const std::string type = json_string(entry, "type");
   if (type == "compaction") {
     r.compaction = true;
-    r.summary = json_string(entry, "summary");
+    f.summary = json_string(entry, "summary");
     return;
   }
   const JsonValue* message = json_member(entry, "message");
@@ -54,32 +69,84 @@ void take_facts(const rapidjson::Document& entry, RawLine& r) {
   r.role = role_of(role);
   if (r.role == ChatRole::kNone) return;
   const std::string key = stream_key_of_value(json_member(message, "timestamp"));
-  r.message_key = role + ":" + key;
+  f.message_key = role + ":" + key;
   if (r.role == ChatRole::kAssistant) {
-    r.final_timestamp = key;
+    f.final_timestamp = key;
     if (const JsonValue* content = json_member(message, "content"); content != nullptr && content->IsArray())
       for (const JsonValue& block : content->GetArray())
-        if (json_string(block, "type") == "toolCall") r.tool_ids.push_back(json_string(block, "id"));
+        if (json_string(block, "type") == "toolCall") f.tool_ids.push_back(json_string(block, "id"));
   } else if (r.role == ChatRole::kToolResult) {
-    r.tool_ids.push_back(json_string(*message, "toolCallId"));
+    f.tool_ids.push_back(json_string(*message, "toolCallId"));
   }
+}
+
+// A snapshot's lines (X1) in the escaped bytes of its data.jsonl string:
+// the end of the line that starts at `at` (where the next escaped line feed,
+// a backslash and n or u000a, begins, or the end), and in `next` where the line after it
+// starts. A line between two such escapes is a JSON string's body of its own.
+std::size_t escaped_line_end(std::string_view body, std::size_t at, std::size_t& next) {
+  for (std::size_t i = body.find('\\', at); i != std::string_view::npos && i + 1 < body.size();
+       i = body.find('\\', i)) {
+    const char c = body[i + 1];
+    if (c == 'n') {
+      next = i + 2;
+      return i;
+    }
+    if (c == 'u' && i + 5 < body.size() && body.compare(i + 2, 3, "000") == 0 &&
+        (body[i + 5] == 'a' || body[i + 5] == 'A')) {
+      next = i + 6;
+      return i;
+    }
+    i += c == 'u' ? 6 : 2;
+  }
+  next = body.size();
+  return body.size();
 }
 
 }  // namespace
 
 // The line a pi.entry carries (X2): data.line as pi wrote it, or data.entry
-// written compact; `at` and `where` say where it is, for messages.
-std::string ThreadConverter::raw_payload_line(const Envelope& e, std::size_t& at, std::string& where) {
+// written compact; `at` and `where` say where it is, for messages, and `r`
+// where to read it again.
+std::string ThreadConverter::raw_payload_line(const Envelope& e, std::size_t& at, std::string& where, RawLine& r) {
   const JsonRef line = doc_.member(e.payload(), "line");
   if (doc_.kind(line) == RefKind::kString) {
     at = line.begin;
     where = e.path() + ".data.line";
+    r.source = RawLine::Source::kLine;
+    r.at = line.begin;
+    r.size = static_cast<std::uint32_t>(line.end - line.begin);
     return doc_.string_value(line);
   }
   const JsonRef entry = doc_.member(e.payload(), "entry");
   at = entry.begin;
   where = e.path() + ".data.entry";
+  r.source = RawLine::Source::kEntry;
+  r.at = entry.begin;
+  r.size = static_cast<std::uint32_t>(entry.end - entry.begin);
   return compact_json(doc_.raw(entry));
+}
+
+void ThreadConverter::raw_text(const RawLine& r, std::string& out) const {
+  const std::string_view bytes = doc_.bytes().substr(r.at, r.size);
+  switch (r.source) {
+    case RawLine::Source::kLine: out = json_string_value(bytes, 0); break;
+    case RawLine::Source::kEntry: out = compact_json(bytes); break;
+    case RawLine::Source::kSnapshotLine:
+      out = json_string_value("\"" + std::string(bytes) + "\"", 0);
+      if (out.size() > r.text_size) out.resize(r.text_size);  // without the \r before its line feed
+      break;
+  }
+}
+
+std::string_view ThreadConverter::raw_string(const RawLine& r, std::uint32_t k) const {
+  std::size_t at = r.strings;
+  for (std::uint32_t i = 0;; ++i) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, raw_strings_.data() + at, sizeof size);
+    if (i == k) return std::string_view(raw_strings_).substr(at + sizeof size, size);
+    at += sizeof size + size;
+  }
 }
 
 bool ThreadConverter::expand_raw_entries() {
@@ -90,6 +157,7 @@ bool ThreadConverter::expand_raw_entries() {
   if (start > 0) out_.repairs["entries-before-snapshot-superseded"] += start;
   std::vector<Envelope> rows;
   rows.reserve(envs_.size() - start);
+  raw_lines_.reserve(envs_.size() - start);  // a line each, but for a snapshot's
   for (std::size_t i = start; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
     if (!thread_rules::is_raw_kind(e.kind)) {
@@ -97,42 +165,59 @@ bool ThreadConverter::expand_raw_entries() {
       continue;
     }
     reading(e);
-    if (e.kind == Kind::kPiEntry) {
-      std::size_t at = 0;
-      std::string where;
-      std::string line = raw_payload_line(e, at, where);
-      if (!take_raw_line(e, at, std::move(line), where, false, rows)) return false;
+    if (e.kind == Kind::kPiSnapshot) {
+      if (!expand_snapshot(e, rows)) return false;
       continue;
     }
-    const JsonRef jsonl = doc_.member(e.payload(), "jsonl");
-    const std::string text = doc_.string_value(jsonl);
-    std::size_t number = 0;
-    for (std::size_t at = 0; at < text.size();) {
-      std::size_t end = text.find('\n', at);
-      if (end == std::string::npos) end = text.size();
-      ++number;
-      std::string line = text.substr(at, end - at);
-      at = end + 1;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      if (!take_raw_line(e, jsonl.begin, std::move(line), e.path() + ".data.jsonl line " + std::to_string(number), true,
-                         rows))
-        return false;
-    }
-    if (raw_header_.empty()) {
-      error(e.path() + ".data.jsonl", e.ref().begin, "the snapshot has no session header line");
-      return false;
-    }
+    std::size_t at = 0;
+    std::string where;
+    RawLine r;
+    std::string line = raw_payload_line(e, at, where, r);
+    if (!take_raw_line(e, at, std::move(line), where, std::move(r), rows)) return false;
   }
   envs_ = std::move(rows);
   return true;
 }
 
-// X2, X3: one line of pi's session. `at`: where its value is in the export.
+// X1: the lines of a snapshot's data.jsonl, each read where it is in the
+// string's escaped bytes.
+bool ThreadConverter::expand_snapshot(const Envelope& e, std::vector<Envelope>& rows) {
+  const JsonRef jsonl = doc_.member(e.payload(), "jsonl");
+  const std::string_view body = doc_.raw(jsonl).substr(1, jsonl.end - jsonl.begin - 2);
+  std::size_t number = 0;
+  for (std::size_t at = 0, next = 0; at < body.size(); at = next) {
+    const std::size_t end = escaped_line_end(body, at, next);
+    ++number;
+    pages_.reading(jsonl.begin + 1 + at);
+    RawLine r;
+    r.source = RawLine::Source::kSnapshotLine;
+    r.at = jsonl.begin + 1 + at;
+    r.size = static_cast<std::uint32_t>(end - at);
+    r.text_size = UINT32_MAX;  // raw_text reads it whole
+    std::string line;
+    raw_text(r, line);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (!take_raw_line(e, jsonl.begin, std::move(line), e.path() + ".data.jsonl line " + std::to_string(number),
+                       std::move(r), rows))
+      return false;
+  }
+  if (raw_header_.empty()) {
+    error(e.path() + ".data.jsonl", e.ref().begin, "the snapshot has no session header line");
+    return false;
+  }
+  return true;
+}
+
+// X2, X3: one line of pi's session, `r` saying where it is. `at`: where its value is in the export.
 bool ThreadConverter::take_raw_line(const Envelope& e, std::size_t at, std::string line, const std::string& where,
-                                    bool from_snapshot, std::vector<Envelope>& into) {
+                                    RawLine r, std::vector<Envelope>& into) {
+  // Parsed in place in a copy: its strings are not copied again (a third
+  // less time for this parse on thread-raw; the line itself is kept).
+  std::string& copy = parse_scratch_;
+  copy.assign(line);
   rapidjson::Document parsed;
-  parsed.Parse(line.c_str(), line.size());
+  parsed.ParseInsitu(copy.data());
   if (parsed.HasParseError() || !parsed.IsObject()) {
     error(where, at,
           parsed.HasParseError()
@@ -154,54 +239,80 @@ bool ThreadConverter::take_raw_line(const Envelope& e, std::size_t at, std::stri
     }
     return true;
   }
-  RawLine r;
-  r.id = json_string(parsed, "id");
-  if (r.id.empty()) {
+  RawFacts f;
+  f.id = json_string(parsed, "id");
+  if (f.id.empty()) {
     error(where, at, "an entry without an id (raw entries are a v3 session's lines)");
     return false;
   }
   // X3: the same entry twice (a snapshot and the entries after it overlap, or a retry).
-  if (const auto seen = raw_line_of_id_.find(r.id); seen != raw_line_of_id_.end()) {
-    if (raw_lines_[seen->second].text == line) {
+  if (const auto seen = raw_line_of_id_.find(f.id); seen != raw_line_of_id_.end()) {
+    std::string first;
+    raw_text(raw_lines_[seen->second], first);
+    if (first == line) {
       out_.repairs["raw-duplicates-dropped"]++;
     } else {
-      warn(where, at, "id " + quote_for_message(r.id) + " was carried before with other content; the first is kept");
+      warn(where, at, "id " + quote_for_message(f.id) + " was carried before with other content; the first is kept");
       out_.repairs["raw-conflicts-dropped"]++;
     }
     return true;
   }
-  raw_line_of_id_.emplace(r.id, raw_lines_.size());
+  raw_line_of_id_.emplace(f.id, raw_lines_.size());
   const std::vector<MemberSpan> members = object_members(line, skip_json_ws(line, 0));
   if (const MemberSpan* parent = find_member(members, "parentId")) {
-    r.parent_at = parent->value_begin;
-    r.parent_end = parent->value_end;
     r.has_parent = line[parent->value_begin] == '"';
-    if (r.has_parent) r.parent = json_string_value(line, parent->value_begin);
+    if (r.has_parent) f.parent = json_string_value(line, parent->value_begin);
   }
-  take_facts(parsed, r);
-  r.text = std::move(line);
+  take_facts(parsed, r, f);
+  if (const std::string ts = json_string(parsed, "timestamp"); is_iso8601(ts)) f.timestamp = ts;
+  r.strings = raw_strings_.size();
+  for (const std::string* text : {&f.id, &f.parent, &f.summary, &f.message_key, &f.final_timestamp, &f.timestamp})
+    append_sized(raw_strings_, *text);
+  for (const std::string& id : f.tool_ids) append_sized(raw_strings_, id);
+  r.tool_id_count = static_cast<std::uint32_t>(f.tool_ids.size());
+  r.text_size = static_cast<std::uint32_t>(line.size());
+  r.compact = line.find('\n') == std::string::npos && line.find('\r') == std::string::npos;
   Envelope row = e;
   row.kind = Kind::kRawLine;
   row.order_key = static_cast<std::int64_t>(raw_lines_.size());
-  raw_lines_.push_back(std::move(r));
+  raw_lines_.push_back(r);
   into.push_back(row);
-  out_.repairs[from_snapshot ? "raw-entries-from-snapshot" : "raw-entries"]++;
+  out_.repairs[e.kind == Kind::kPiSnapshot ? "raw-entries-from-snapshot" : "raw-entries"]++;
   return true;
 }
 
 // A raw line at its place, as pi wrote it (one line; a pretty-printed
-// data.entry was written compact); lossy lines after it take its time.
+// data.entry was written compact), read again from the export; lossy lines
+// after it take its time. X6: a parent the export never carried: the line
+// hangs from the one before it.
 void ThreadConverter::emit_raw_line(std::size_t env) {
   const RawLine& r = raw_lines_[envs_[env].raw_line()];
-  push(env, r.text, r.text.find_first_of("\r\n") == std::string::npos);
+  std::string& text = raw_scratch_;
+  raw_text(r, text);
+  end_lossy_run();
+  const std::string& previous = line_ids_.back();
+  const std::string parent(raw_string(r, RawLine::kParent));
+  if (r.has_parent && !raw_line_of_id_.count(parent)) {
+    const ThreadOrigin o = origin_of(envs_[env]);
+    link_diagnostics_.push_back(
+        thread_export_diagnostic(Severity::kWarning, file_, o.line, o.column, ConvertedThread::path_of(o),
+                                 "parent " + quote_for_message(parent) + " is not in the export; attached to " +
+                                     (previous.empty() ? std::string("nothing (a root)")
+                                                       : "the entry before it, " + quote_for_message(previous))));
+    const std::vector<MemberSpan> members = object_members(text, skip_json_ws(text, 0));
+    const MemberSpan* member = find_member(members, "parentId");
+    text.replace(member->value_begin, member->value_end - member->value_begin,
+                 previous.empty() ? "null" : json_quote(previous));
+    out_.repairs["raw-entries-reattached"]++;
+  }
+  line_ids_.emplace_back(raw_id(r));
+  raw_line_open_ = true;
+  push(env, text, r.compact);
   Item& item = items_.back();
   item.is_user_turn = r.role == ChatRole::kUser;
   item.is_tool_result = r.role == ChatRole::kToolResult;
-  for (const std::string& id : r.tool_ids) add_tool_id(id);
-  rapidjson::Document parsed;
-  parsed.Parse(r.text.c_str(), r.text.size());
-  const std::string ts = json_string(parsed, "timestamp");
-  if (is_iso8601(ts)) last_ts_ = ts;
+  for (std::uint32_t k = 0; k < r.tool_id_count; ++k) add_tool_id(raw_string(r, RawLine::kToolIds + k));
+  if (const std::string_view ts = raw_string(r, RawLine::kTimestamp); !ts.empty()) last_ts_ = ts;
 }
 
 // X5: pi's own entries say the name, model and thinking level, unless lossy ones come after them.
@@ -209,33 +320,16 @@ bool ThreadConverter::wants_trailer() const { return !raw_ || lossy_at_end_; }
 
 namespace {
 
-// A line of the linked session: its text and id.
-struct LinkedLine {
-  std::string text;
-  std::string id;
-  bool raw = false;
-};
-
-std::vector<LinkedLine> split_lines(const std::string& session) {
-  std::vector<LinkedLine> lines;
-  for (std::size_t at = 0; at < session.size();) {
-    const std::size_t end = session.find('\n', at);
-    lines.push_back({session.substr(at, end - at), {}, false});
-    at = end + 1;
-  }
-  return lines;
-}
-
 // A lossy compaction's window (R9) names a line of the session by its
 // position (firstKeptEntryIndex, the header being 0): it names that line's
 // id instead, now that every line has one. The converter writes it last.
-void name_kept_entry(std::string& line, const std::vector<LinkedLine>& lines) {
+void name_kept_entry(std::string& line, const std::vector<std::string>& ids) {
   const std::vector<MemberSpan> members = object_members(line, 0);
   const MemberSpan* index = find_member(members, "firstKeptEntryIndex");
   if (index == nullptr) return;
   std::int64_t k = -1;
   parse_int64(std::string_view(line).substr(index->value_begin, index->value_end - index->value_begin), k);
-  const std::string kept = k >= 1 && static_cast<std::size_t>(k) < lines.size() ? lines[k].id : "";
+  const std::string kept = k >= 1 && static_cast<std::size_t>(k) < ids.size() ? ids[k] : "";
   std::size_t cut = index->begin;  // the member goes with the comma before it
   while (cut > 0 && line[cut - 1] != ',') --cut;
   line.erase(cut - 1, index->value_end - (cut - 1));
@@ -244,82 +338,67 @@ void name_kept_entry(std::string& line, const std::vector<LinkedLine>& lines) {
 
 }  // namespace
 
-void ThreadConverter::link_raw_session() {
-  std::vector<LinkedLine> lines = split_lines(out_.session);
-  const std::string thread_id = doc_.string_value(doc_.member(thread_, "id"));
-  // X2: pi's header, whose id and time are hydrated as --session hydrates
-  // them; else the lossy rules' (R1), made v3 since the lines have ids.
+// X2: pi's header, whose id and time are hydrated as --session hydrates
+// them; else the lossy rules' (R1), made v3 since the lines have ids.
+// Written first; every line after it is linked as it is written.
+void ThreadConverter::start_linking() {
+  line_ids_.reserve(envs_.size() + 4);  // about a line each, and the trailer
+  line_ids_.assign(1, std::string());
+  link_seed_ = stable_hash(doc_.string_value(doc_.member(thread_, "id")));
+  for (const RawLine& r : raw_lines_) {
+    std::string parent(raw_string(r, RawLine::kParent));
+    if (r.has_parent && !raw_line_of_id_.count(parent)) taken_ids_.insert(std::move(parent));
+  }
+  linking_ = true;
+}
+
+// X5: a line the lossy rules wrote, [start, end of `target`): a fresh id
+// (R2), none a raw entry carries or names as its parent, and the line
+// before it as parent.
+void ThreadConverter::link_lossy_line(std::string& target, std::size_t start) {
+  const std::size_t number = line_ids_.size();
+  if (run_start_ == 0) run_start_ = number;
+  std::string id;
+  for (std::uint64_t attempt = 0;; ++attempt) {
+    id = hex8_id(stable_hash(std::to_string(number) + ":" + std::to_string(attempt), link_seed_));
+    if (!raw_line_of_id_.count(id) && taken_ids_.insert(id).second) break;
+  }
+  std::string line = target.substr(start);
+  target.resize(start);
+  name_kept_entry(line, line_ids_);
+  const std::string& previous = line_ids_.back();
+  target += "{\"id\":";
+  target += json_quote(id);
+  target += ",\"parentId\":";
+  target += previous.empty() ? std::string("null") : json_quote(previous);
+  target += ',';
+  target.append(line, 1, std::string::npos);
+  line_ids_.push_back(std::move(id));
+}
+
+// X5: the run of lossy lines that ends here, reported at its first entry.
+void ThreadConverter::end_lossy_run() {
+  if (run_start_ == 0) return;
+  const std::size_t end = line_ids_.size();
+  const std::size_t count = end - run_start_;
+  rebuilt_ += count;
+  const ThreadOrigin& first = out_.origins[run_start_];
+  const ThreadOrigin& last = out_.origins[end - 1];
+  link_diagnostics_.push_back(thread_export_diagnostic(
+      Severity::kWarning, file_, first.line, first.column, ConvertedThread::path_of(first),
+      "the entries up to " + ConvertedThread::path_of(last) + " carry no raw pi entry: " + std::to_string(count) +
+          " session entr" + (count == 1 ? "y" : "ies") + " rebuilt by the lossy rules"));
+  run_start_ = 0;
+}
+
+void ThreadConverter::finish_linking() {
+  end_lossy_run();
+  if (rebuilt_ > 0) out_.repairs["entries-rebuilt-by-lossy-rules"] += rebuilt_;
+  for (Diagnostic& d : link_diagnostics_) out_.diagnostics.push_back(std::move(d));
   if (!raw_header_.empty()) {
-    lines[0].text = raw_header_;
-    out_.origins[0] = raw_header_origin_;
     out_.session_id.clear();
     out_.timestamp.clear();
-  } else {
-    lines[0].text.insert(lines[0].text.size() - 1, ",\"version\":3");
   }
-  std::unordered_set<std::string> ids;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::int32_t raw = i - 1 < raw_line_of_item_.size() ? raw_line_of_item_[i - 1] : -1;
-    if (raw < 0) continue;
-    lines[i].raw = true;
-    lines[i].id = raw_lines_[static_cast<std::size_t>(raw)].id;
-    ids.insert(lines[i].id);
-  }
-  // Fresh ids for the lines the lossy rules wrote (R2), none of them pi's.
-  const std::uint64_t seed = stable_hash(thread_id);
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].raw) continue;
-    for (std::uint64_t attempt = 0;; ++attempt) {
-      std::string id = hex8_id(stable_hash(std::to_string(i) + ":" + std::to_string(attempt), seed));
-      if (ids.insert(id).second) {
-        lines[i].id = std::move(id);
-        break;
-      }
-    }
-  }
-  std::uint64_t rebuilt = 0;
-  std::size_t run_start = 0;  // the first line of the lossy run being linked, or 0
-  auto end_run = [&](std::size_t end) {
-    if (run_start == 0) return;
-    const std::size_t count = end - run_start;
-    rebuilt += count;
-    const ThreadOrigin& first = out_.origins[run_start];
-    const ThreadOrigin& last = out_.origins[end - 1];
-    out_.diagnostics.push_back(thread_export_diagnostic(
-        Severity::kWarning, file_, first.line, first.column, ConvertedThread::path_of(first),
-        "the entries up to " + ConvertedThread::path_of(last) + " carry no raw pi entry: " + std::to_string(count) +
-            " session entr" + (count == 1 ? "y" : "ies") + " rebuilt by the lossy rules"));
-    run_start = 0;
-  };
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::string previous = i > 1 ? lines[i - 1].id : std::string();
-    LinkedLine& line = lines[i];
-    if (!line.raw) {
-      if (run_start == 0) run_start = i;
-      name_kept_entry(line.text, lines);
-      line.text = "{\"id\":" + json_quote(line.id) +
-                  ",\"parentId\":" + (previous.empty() ? std::string("null") : json_quote(previous)) + "," +
-                  line.text.substr(1);
-      continue;
-    }
-    end_run(i);
-    // X6: a parent the export never carried: the line hangs from the one before it.
-    const RawLine& r = raw_lines_[static_cast<std::size_t>(raw_line_of_item_[i - 1])];
-    if (!r.has_parent || ids.count(r.parent)) continue;
-    const ThreadOrigin& o = out_.origins[i];
-    out_.diagnostics.push_back(
-        thread_export_diagnostic(Severity::kWarning, file_, o.line, o.column, ConvertedThread::path_of(o),
-                                 "parent " + quote_for_message(r.parent) + " is not in the export; attached to " +
-                                     (previous.empty() ? std::string("nothing (a root)")
-                                                       : "the entry before it, " + quote_for_message(previous))));
-    line.text.replace(r.parent_at, r.parent_end - r.parent_at, previous.empty() ? "null" : json_quote(previous));
-    out_.repairs["raw-entries-reattached"]++;
-  }
-  end_run(lines.size());
-  if (rebuilt > 0) out_.repairs["entries-rebuilt-by-lossy-rules"] += rebuilt;
-  out_.session.clear();
-  for (const LinkedLine& line : lines) out_.session.append(line.text).push_back('\n');
-  out_.session_bytes = out_.session.size();
 }
 
 }  // namespace thread_converter

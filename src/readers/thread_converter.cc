@@ -121,13 +121,23 @@ void ThreadConverter::run() {
   ThreadOrigin thread_origin;  // the thread object
   doc_.position(thread_.begin, thread_origin.line, thread_origin.column);
   if (in_memory()) out_.session.reserve(doc_.bytes().size() + 4096);
-  emit_line(JsonObjectText()
-                .string("type", "session")
-                .string("id", out_.session_id)
-                .string("timestamp", out_.timestamp)
-                .string("cwd", "/")
-                .text());
-  out_.origins.push_back(thread_origin);
+  if (!raw_header_.empty()) {
+    // X2: pi's header, whose id and time are hydrated as --session hydrates them.
+    emit_line(raw_header_, true);
+    out_.origins.push_back(raw_header_origin_);
+  } else {
+    // R1; made v3 when raw lines come, since the lines then have ids.
+    JsonObjectText header;
+    header.string("type", "session")
+        .string("id", out_.session_id)
+        .string("timestamp", out_.timestamp)
+        .string("cwd", "/");
+    if (raw_) header.raw("version", "3");
+    emit_line(header.text());
+    out_.origins.push_back(thread_origin);
+  }
+  // X5, X6: with raw entries, each line after the header is linked as it is written.
+  if (raw_) start_linking();
   // Each phase walks the export front to back; what it touched may leave
   // memory when it ends (see ExportResidency).
   doc_.release_before(doc_.bytes().size());
@@ -180,8 +190,7 @@ void ThreadConverter::run() {
     out_.origins.push_back(origin);
   }
   flush_spool();
-  // X5, X6: ids for the lossy lines, parents the export never carried, pi's header.
-  if (raw_) link_raw_session();
+  if (raw_) finish_linking();
   out_.spooled = !in_memory();
   out_.origin_ids = std::move(ids_);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/index_by_key.h"
@@ -117,21 +118,39 @@ struct PlanFacts {
 };
 
 // One line of pi's own session that a raw entry carries (X2), read once
-// (raw_thread.cc): what the rules, R9 and the linking read of it.
+// (raw_thread.cc): what the rules, R9 and the linking read of it. Its text
+// is not held: it is read again from the export when it is written
+// (ThreadConverter::raw_text), so memory does not follow the export's size.
 struct RawLine {
-  std::string text;    // the line as pi wrote it (one JSON object)
-  std::string id;      // its entry id
-  std::string parent;  // its parentId when that is a string
+  enum class Source : std::uint8_t {
+    kLine,          // data.line: the JSON string at `at`
+    kEntry,         // data.entry: the JSON object at `at`, written compact
+    kSnapshotLine,  // a line of data.jsonl: [at, at + size) of that string's escaped bytes
+  };
+  // Its strings, one after another in ThreadConverter::raw_strings_ from
+  // `strings` (a 4-byte length and the bytes each), in this order; the
+  // tool call ids are an assistant's calls' ids, or a result's toolCallId (R9).
+  enum Text : std::uint32_t {
+    kId,              // its entry id
+    kParent,          // its parentId when that is a string
+    kSummary,         // a compaction's
+    kMessageKey,      // a message's role and timestamp, as X4 compares them
+    kFinalTimestamp,  // an assistant's message.timestamp, as R6 compares it
+    kTimestamp,       // its own timestamp when ISO-8601: lossy lines after it take it
+    kToolIds,         // then tool_id_count of them
+  };
+  std::uint64_t at = 0;  // in the export
+  std::uint64_t strings = 0;
+  std::uint32_t size = 0;
+  std::uint32_t text_size = 0;  // the text's size (a snapshot's line without its trailing \r)
+  std::uint32_t tool_id_count = 0;
+  Source source = Source::kLine;
+  bool compact = false;  // the text has no line break: written as it is
   bool has_parent = false;
-  std::size_t parent_at = 0;  // the parentId value in `text`, [parent_at, parent_end); 0: no such member
-  std::size_t parent_end = 0;
-  ChatRole role = ChatRole::kNone;  // a message's
   bool compaction = false;
-  std::string summary;                // a compaction's
-  std::string message_key;            // a message's role and timestamp, as X4 compares them
-  std::string final_timestamp;        // an assistant's message.timestamp, as R6 compares it
-  std::vector<std::string> tool_ids;  // an assistant's calls' ids, or a result's toolCallId (R9)
+  ChatRole role = ChatRole::kNone;  // a message's
 };
+static_assert(sizeof(RawLine) <= 40, "a raw line per session line: keep it small");
 
 // One line of the converted session after the header, as compaction anchors
 // need it. There is one per message, so its tool call ids are kept in one
@@ -152,9 +171,8 @@ class ThreadConverter {
   void run();
   // Reads the entries and stops before planning (read_thread_fast).
   std::vector<ReadEntry> read_only();
-  // The session written to out_.session instead of the spool: an export
-  // that carries raw pi entries is assembled in memory (raw_thread.cc).
-  bool in_memory() const { return !options_.spool || raw_; }
+  // The session written to out_.session instead of the spool (no spool given).
+  bool in_memory() const { return !options_.spool; }
 
  private:
   void error(const std::string& path, std::size_t offset, const std::string& message) {
@@ -284,7 +302,9 @@ class ThreadConverter {
   ConvertedThread& out_;
   // Each phase says which entry it reads, so the pages behind can go (fast path).
   PageWindow pages_;
-  void reading(const Envelope& e) { pages_.reading(e.ref().begin); }
+  void reading(const Envelope& e) {
+    pages_.reading(e.kind == Kind::kRawLine ? raw_lines_[e.raw_line()].at : e.ref().begin);
+  }
   SpoolBlock spool_block_;                    // lines not yet handed to options_.spool
   std::vector<ByteEdits::CopiedRun> copied_;  // a message line's, reused
   std::vector<MemberSpan> block_members_;     // a content block's, reused
@@ -330,24 +350,48 @@ class ThreadConverter {
 
   // Raw pi entries (raw_thread.cc, X1-X7): each pi.entry and pi.snapshot
   // becomes one kRawLine envelope per session line it carries, which the
-  // rules see beside the lossy entries; the lines are emitted at their
-  // place, and the session is linked around them at the end.
+  // rules see beside the lossy entries; the lines are written at their
+  // place, and each line is linked as it is written (X5, X6).
   bool raw_ = false;                // the export carries raw entries
   std::vector<RawLine> raw_lines_;  // by Envelope::raw_line()
-  std::string raw_header_;          // the session header a raw entry carried (X2), or ""
+  std::string raw_strings_;         // see RawLine::Text
+  std::string_view raw_string(const RawLine& r, std::uint32_t k) const;
+  std::string_view raw_id(const RawLine& r) const { return raw_string(r, RawLine::kId); }
+  std::string raw_header_;  // the session header a raw entry carried (X2), or ""
   ThreadOrigin raw_header_origin_;
-  std::vector<std::int32_t> raw_line_of_item_;  // per item (line after the header): its raw line, or -1
   std::unordered_map<std::string, std::size_t> raw_line_of_id_;  // X3: the raw lines carried so far, by id
   bool lossy_at_end_ = false;  // a lossy entry no raw one covers comes after the last raw line (X5)
   bool expand_raw_entries();
-  bool take_raw_line(const Envelope& e, std::size_t at, std::string line, const std::string& where, bool from_snapshot,
+  bool expand_snapshot(const Envelope& e, std::vector<Envelope>& rows);
+  bool take_raw_line(const Envelope& e, std::size_t at, std::string line, const std::string& where, RawLine r,
                      std::vector<Envelope>& into);
-  std::string raw_payload_line(const Envelope& e, std::size_t& at, std::string& where);
+  std::string raw_payload_line(const Envelope& e, std::size_t& at, std::string& where, RawLine& r);
+  // The text of a raw line, read again from the export.
+  void raw_text(const RawLine& r, std::string& out) const;
+  std::string raw_scratch_;    // emit_raw_line's, reused
+  std::string parse_scratch_;  // take_raw_line's, reused
   void emit_raw_line(std::size_t env);
   // Whether the trailer (R12) is written: always for a lossy export; for
   // one with raw entries, only when a lossy entry comes after the last of them.
   bool wants_trailer() const;
-  void link_raw_session();
+  // Linking as the lines are written (X5, X6): the session header first,
+  // then each lossy line gets a fresh id and the one before it as parent
+  // (link_lossy_line); each raw line keeps its own, reattached when its
+  // parent is not in the export.
+  bool linking_ = false;
+  bool raw_line_open_ = false;         // the line being closed is a raw line: linked by emit_raw_line
+  std::vector<std::string> line_ids_;  // each line's id so far (the header's is "")
+  // The parents no raw line has as id, and the fresh ids so far: a fresh
+  // id is none of them, nor a raw line's (raw_line_of_id_).
+  std::unordered_set<std::string> taken_ids_;
+  std::uint64_t link_seed_ = 0;   // fresh ids are drawn from the thread's id
+  std::size_t run_start_ = 0;     // the first line of the lossy run being linked, or 0
+  std::uint64_t rebuilt_ = 0;     // lines rebuilt by the lossy rules (X5)
+  Diagnostics link_diagnostics_;  // reported after the conversion's own, in line order
+  void start_linking();
+  void link_lossy_line(std::string& target, std::size_t start);
+  void end_lossy_run();
+  void finish_linking();
 };
 
 }  // namespace thread_converter

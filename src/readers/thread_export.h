@@ -73,8 +73,7 @@ struct ThreadOrigin {
 };
 
 struct ConvertedThread {
-  // Header + one line per entry, '\n'-terminated; empty when spooled (an
-  // export that carries raw pi entries is always assembled here).
+  // Header + one line per entry, '\n'-terminated; empty when spooled.
   std::string session;
   bool spooled = false;               // the lines went to ThreadOptions::spool
   std::uint64_t session_bytes = 0;    // its size, spooled or not

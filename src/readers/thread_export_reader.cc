@@ -1,7 +1,6 @@
 // Thread exports (docs/thread-export.md) as a reader: the converter
 // (thread_converter.h) turns the export into a session spooled to a
-// temporary file, or, when the export carries pi's own entries (raw_thread.cc),
-// assembled in memory around them.
+// temporary file, pi's own entries (raw_thread.cc) and the lossy kinds alike.
 #include "readers/thread_export_reader.h"
 
 #include "core/files.h"
@@ -64,7 +63,7 @@ ReadSession convert_export(const std::string& name, const ReadOptions& options, 
   const bool spooled = thread.spooled;
   take_converted(thread, out);
   if (!out.ok()) return out;
-  if (!spooled) {  // assembled in memory around raw pi entries
+  if (!spooled) {  // a converter that was given no spool
     take_session_text(std::move(session), name, options.index, out);
     return out;
   }

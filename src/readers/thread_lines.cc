@@ -22,11 +22,13 @@ std::string ThreadConverter::text_of(std::size_t env) const {
     case Kind::kPiCompaction: return doc_.string_value(doc_.member(doc_.member(e.payload(), "result"), "summary"));
     case Kind::kRawLine: {
       const RawLine& r = raw_lines_[e.raw_line()];
-      if (r.compaction) return r.summary;
-      const std::vector<MemberSpan> members = object_members(r.text, skip_json_ws(r.text, 0));
+      if (r.compaction) return std::string(raw_string(r, RawLine::kSummary));
+      std::string text;
+      raw_text(r, text);
+      const std::vector<MemberSpan> members = object_members(text, skip_json_ws(text, 0));
       const MemberSpan* message = find_member(members, "message");
       return message == nullptr ? std::string()
-                                : message_text(std::string_view(r.text).substr(
+                                : message_text(std::string_view(text).substr(
                                       message->value_begin, message->value_end - message->value_begin));
     }
     default: return message_text(doc_.raw(e.message()));
@@ -119,7 +121,8 @@ void ThreadConverter::emit_message(std::size_t env, const ByteEdits& edits, std:
   out += timestamp;
   out += ",\"message\":";
   // Compacting would move the bytes: only a compact line's runs are the export's as they are.
-  const bool borrowing = compact && !in_memory() && options_.borrow_from_export;
+  // A line linked as it is written (raw_thread.cc) moves: it borrows nothing.
+  const bool borrowing = compact && !in_memory() && options_.borrow_from_export && !raw_;
   copied_.clear();
   edits.append_applied(out, msg, borrowing ? &copied_ : nullptr);
   for (const ByteEdits::CopiedRun& run : copied_)
@@ -364,7 +367,6 @@ void ThreadConverter::record_item(std::size_t env) {
   items_.push_back(item);
   item_of_env_[env] = static_cast<std::int32_t>(items_.size() - 1);
   const Envelope& e = envs_[env];
-  if (raw_) raw_line_of_item_.push_back(e.kind == Kind::kRawLine ? static_cast<std::int32_t>(e.raw_line()) : -1);
   out_.origins.push_back(origin_of(e));
 }
 
@@ -384,6 +386,7 @@ constexpr std::size_t kSpoolBlock = std::size_t{1} << 20;
 std::string& ThreadConverter::open_line(std::size_t size_hint) {
   if (in_memory()) return out_.session;
   std::string& block = spool_block_.bytes;
+  if (linking_) size_hint += 64;  // the id and parent a lossy line gets (X5)
   if (!block.empty() && block.size() + size_hint + 1 > kSpoolBlock) flush_spool();
   if (block.capacity() < kSpoolBlock) block.reserve(kSpoolBlock);
   return block;
@@ -391,6 +394,9 @@ std::string& ThreadConverter::open_line(std::size_t size_hint) {
 
 void ThreadConverter::close_line(std::size_t start) {
   std::string& target = in_memory() ? out_.session : spool_block_.bytes;
+  // X5: with raw entries, a lossy line gets its id and parent as it is written.
+  if (linking_ && !raw_line_open_) link_lossy_line(target, start);
+  raw_line_open_ = false;
   target += '\n';
   out_.session_bytes += target.size() - start;
   if (!in_memory() && target.size() >= kSpoolBlock) flush_spool();

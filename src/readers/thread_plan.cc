@@ -48,7 +48,7 @@ RuleEntries ThreadConverter::rule_entries() const {
         const RawLine& raw = raw_lines_[e.raw_line()];
         r.role = raw.role;
         r.compaction = raw.compaction;
-        r.final_timestamp = raw.final_timestamp;
+        r.final_timestamp = raw_string(raw, RawLine::kFinalTimestamp);
         break;
       }
       default: break;
@@ -63,7 +63,7 @@ std::vector<std::string> ThreadConverter::message_keys() const {
   for (std::size_t i = 0; i < envs_.size(); ++i) {
     const Envelope& e = envs_[i];
     if (e.kind == Kind::kRawLine) {
-      keys[i] = raw_lines_[e.raw_line()].message_key;
+      keys[i] = std::string(raw_string(raw_lines_[e.raw_line()], RawLine::kMessageKey));
     } else if (e.kind == Kind::kPiUser || e.kind == Kind::kPiAssistant || e.kind == Kind::kPiToolResult) {
       keys[i] = doc_.string_value(doc_.member(e.message(), "role")) + ":" +
                 stream_key_of(doc_, doc_.member(e.message(), "timestamp"), scratch);
@@ -181,7 +181,7 @@ void ThreadConverter::resolve_compaction_refs(const EnvelopesById& pos_of_id) {
       reading(envs_[j]);
       // A raw line is pi's own entry: its id is the one a compaction names.
       const std::string id = envs_[j].kind == Kind::kRawLine
-                                 ? raw_lines_[envs_[j].raw_line()].id
+                                 ? std::string(raw_id(raw_lines_[envs_[j].raw_line()]))
                                  : doc_.string_value(doc_.member(envs_[j].payload(), "piEntryId"));
       pi_id_spans[j] = {pi_ids.size(), static_cast<std::uint32_t>(id.size())};
       pi_ids += id;

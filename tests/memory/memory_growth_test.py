@@ -45,7 +45,7 @@ JOBS = [
     ("--session codex", "codex", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--thread", "thread", ["--thread", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--thread chunk-heavy", "thread-chunky", ["--thread", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
-    ("--thread raw entries", "thread-raw", ["--thread", "FILE", "--cwd", "/tmp", "-o", "OUT"], 0, 3.5),
+    ("--thread raw entries", "thread-raw", ["--thread", "FILE", "--cwd", "/tmp", "-o", "OUT"], 768, 0),
     ("--session claude-code", "claude-code", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 384, 0),
     ("--session gemini-cli", "gemini-cli", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 768, 0),
     ("--session qwen-code", "qwen-code", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 640, 0),
