@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -129,7 +130,8 @@ std::string hex64(std::uint64_t v) {
   return s;
 }
 
-// One thread entry to write, in capture order.
+// One thread entry to write, in capture order: what the second pass needs
+// to write it, in a few words (a capture may hold a million of them).
 struct Action {
   enum class Form {
     kMessage,          // data.message: the span
@@ -139,22 +141,26 @@ struct Action {
     kUserText,         // a user message with `text`
     kUserContent,      // a user message whose content is the span
   };
+  static constexpr std::uint32_t kNoNote = UINT32_MAX;
   Form form = Form::kMessage;
+  // Whether pi may start a compaction's kept window at it (E8).
+  bool cut_point = false;
+  std::uint32_t note = kNoNote;  // its Note, when it has one
   const char* kind = "";
   const char* event = "";
   std::uint64_t line = 0, column = 0;  // the event object's
   // The span, offsets in the capture (begin == end: none). kUserText: the
   // object bash_execution_text reads (none: an empty object).
   std::uint64_t begin = 0, end = 0;
-  std::uint64_t span_column = 0;       // its column in the capture line
-  std::string stream_key;              // as written, or "": none
+  std::uint64_t span_column = 0;  // its column in the capture line
+  std::uint64_t tokens = 0;       // a message's size as pi's compaction estimates it (E8)
+};
+
+// What few entries carry besides: the chunks of one stream share one.
+struct Note {
+  std::string text;  // kChunk: the stream key as written ("": none); kCompaction: the kept window's
+                     // entry (firstKeptRef, "": none); kUser*: the message's timestamp as written ("": none)
   std::optional<std::string> command;  // kUserText: the shell command, when known
-  std::string timestamp;               // a message timestamp as written, or ""
-  // A message's size as pi's compaction estimates it, and whether pi may
-  // start a compaction's kept window at it (E8).
-  std::uint64_t tokens = 0;
-  bool cut_point = false;
-  std::string first_kept_ref;  // a compaction's kept window, when the estimate finds it
 };
 
 // pi 1.5's token estimate (compaction.js estimateTokens): characters / 4,
@@ -302,6 +308,10 @@ class CaptureReader {
     }
     a.span_column = column_of(span.first);
   }
+  std::uint32_t note(Note n) {
+    notes_.push_back(std::move(n));
+    return static_cast<std::uint32_t>(notes_.size() - 1);
+  }
   void push(Action a, std::pair<std::size_t, std::size_t> span) {
     set_span(a, span);
     actions_.push_back(std::move(a));
@@ -326,7 +336,6 @@ class CaptureReader {
       if (span.second != 0) {
         if (!stream_) open_stream(object, "");  // the capture began inside the stream
         Action a = action_at(object, Action::Form::kChunk, "pi.chunk", "message_update");
-        a.stream_key = stream_key_;
         set_span(a, span);
         stream_chunks_.push_back(std::move(a));
       }
@@ -337,7 +346,7 @@ class CaptureReader {
       // Without a result pi wrote nothing: aborted, failed or nothing to compact (E8).
       if (result != nullptr && json_string_member(*result, "summary")) {
         Action a = action_at(object, Action::Form::kCompaction, "pi.compaction", "compaction_end");
-        a.first_kept_ref = kept_window(*result);
+        if (std::string ref = kept_window(*result); !ref.empty()) a.note = note({std::move(ref), std::nullopt});
         push(std::move(a), {object, json_value_end(bytes_, object)});
       }
     } else if (type == "session_info_changed") {
@@ -400,7 +409,7 @@ class CaptureReader {
       system_tokens_ = system_tokens(*message, span.first);
     } else if (*role == "custom") {
       Action a = action_at(object, Action::Form::kUserContent, "pi.user", "message_end");
-      a.timestamp = timestamp_text(span.first);
+      a.note = note({timestamp_text(span.first), std::nullopt});
       a.tokens = tokens_of(content_chars(json_member(*message, "content")));
       a.cut_point = true;
       push(std::move(a), span_of(span.first, "content"));
@@ -411,10 +420,9 @@ class CaptureReader {
         return;
       }
       Action a = action_at(object, Action::Form::kUserText, "pi.user", "message_end");
-      a.command = json_string_member(*message, "command").value_or("");
+      a.note = note({timestamp_text(span.first), json_string_member(*message, "command").value_or("")});
       a.tokens = tokens_of(command_output_chars(*message));
       a.cut_point = true;
-      a.timestamp = timestamp_text(span.first);
       push(std::move(a), span);  // its text is written from the message
 
       ++out_.repairs["bash-execution-as-user"];
@@ -572,9 +580,9 @@ class CaptureReader {
       ++out_.repairs["bash-execution-as-user"];
     }
     Action a = action_at(object, Action::Form::kUserText, "pi.user", "response");
-    a.command = std::move(command);
     const Value* output = json_member(result, "output");
-    a.tokens = tokens_of((a.command ? utf16_length(*a.command) : 0) + (output != nullptr ? utf16_length(*output) : 0));
+    a.tokens = tokens_of((command ? utf16_length(*command) : 0) + (output != nullptr ? utf16_length(*output) : 0));
+    a.note = note({"", std::move(command)});
     a.cut_point = true;
     const Value* data = json_member(event, "data");
     // Its text is written from `data` (none: an empty object).
@@ -609,7 +617,9 @@ class CaptureReader {
     }
     if (stream_chunks_.empty())
       warn(stream_line_, stream_column_, "an assistant message started here and never ended, with nothing streamed");
+    const std::uint32_t key = stream_chunks_.empty() ? Action::kNoNote : note({stream_key_, std::nullopt});
     for (Action& a : stream_chunks_) {
+      a.note = key;
       actions_.push_back(std::move(a));
       has_conversation_ = true;
     }
@@ -666,6 +676,7 @@ class CaptureReader {
       if (t.size() >= kWriteBlockBytes) write(t);
     }
     actions_.clear();
+    notes_.clear();
     write(t);
   }
 
@@ -676,6 +687,9 @@ class CaptureReader {
     // The span, read again (its lone surrogate escapes rewritten as the line's were).
     const std::string bytes = read_record(source_, a.begin, static_cast<std::size_t>(a.end - a.begin));
     const std::string_view span = a.form == Action::Form::kUserText ? std::string_view() : bytes;
+    const Note none;
+    const Note& note = a.note == Action::kNoNote ? none : notes_[a.note];
+    const std::string& text = note.text;
     std::size_t copied_at = 0;
     std::size_t copied_offset = 0;  // bytes of the span not copied at copied_at
     auto copy_span = [&] {
@@ -685,16 +699,16 @@ class CaptureReader {
     switch (a.form) {
       case Action::Form::kMessage: t += "{\"message\":", copy_span(), t += "}"; break;
       case Action::Form::kChunk:
-        t += a.stream_key.empty() ? "{\"event\":" : "{\"streamKey\":" + a.stream_key + ",\"event\":";
+        t += text.empty() ? "{\"event\":" : "{\"streamKey\":" + text + ",\"event\":";
         copy_span();
         t += "}";
         break;
       case Action::Form::kCompaction:
-        if (a.first_kept_ref.empty()) {
+        if (text.empty()) {
           copy_span();
         } else {
           // The event verbatim, with the kept window's entry first (R9's firstKeptRef).
-          t += "{\"firstKeptRef\":" + json_quote(a.first_kept_ref) + ",";
+          t += "{\"firstKeptRef\":" + json_quote(text) + ",";
           copied_at = t.size();
           t += span.substr(1);
           copied_offset = 1;
@@ -705,10 +719,10 @@ class CaptureReader {
       case Action::Form::kUserContent:
         t += "{\"message\":{\"role\":\"user\",\"content\":";
         if (a.form == Action::Form::kUserText)
-          t += "[{\"type\":\"text\",\"text\":" + json_quote(user_text(a, bytes)) + "}]";
+          t += "[{\"type\":\"text\",\"text\":" + json_quote(user_text(note.command, bytes)) + "}]";
         else
           copy_span();
-        if (!a.timestamp.empty()) t += ",\"timestamp\":" + a.timestamp;
+        if (!text.empty()) t += ",\"timestamp\":" + text;
         t += "}}";
         break;
     }
@@ -725,11 +739,11 @@ class CaptureReader {
   }
 
   // A user shell command's text, from the object the action points at (E6).
-  static std::string user_text(const Action& a, const std::string& object) {
+  static std::string user_text(const std::optional<std::string>& command, const std::string& object) {
     rapidjson::Document result;
     if (!object.empty()) result.Parse<rapidjson::kParseIterativeFlag>(object.data(), object.size());
     if (object.empty() || result.HasParseError() || !result.IsObject()) result.SetObject();
-    return bash_execution_text(a.command, result);
+    return bash_execution_text(command, result);
   }
 
   struct BashCommand {
@@ -747,13 +761,15 @@ class CaptureReader {
   std::uint64_t text_column_ = 0;  // its column in the capture line
   std::uint64_t line_ = 0;
   std::string text_;  // the thread text not yet written
-  std::vector<Action> actions_;
+  // A deque: no copy of them all, and no spare half, as it grows.
+  std::deque<Action> actions_;
+  std::deque<Note> notes_;
   bool has_conversation_ = false;
   // The assistant message streaming now, and its deltas.
   bool stream_ = false;
   std::string stream_key_;
   std::uint64_t stream_line_ = 0, stream_column_ = 0;
-  std::vector<Action> stream_chunks_;
+  std::deque<Action> stream_chunks_;
   std::optional<std::string> session_id_, created_at_, cwd_, title_, thinking_;
   std::uint64_t session_line_ = 0;
   std::optional<Model> model_;
