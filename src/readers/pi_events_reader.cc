@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 
 #include "core/files.h"
+#include "core/spool_indexer.h"
 #include "pihydrate/output_file.h"
 #include "readers/event_capture.h"
 #include "readers/head_record.h"
@@ -46,16 +47,6 @@ SourceMap to_capture(const SourceMap& thread_origins, const EventCapture& captur
   return origins;
 }
 
-// The session's lines, which borrow from the thread export's file: it is kept open with them.
-class CaptureLines final : public LineSource {
- public:
-  Fd thread;
-  std::unique_ptr<LineSource> lines;
-  std::string_view read(std::uint64_t offset, std::uint64_t length, std::string& scratch) override {
-    return lines->read(offset, length, scratch);
-  }
-};
-
 class PiEventsFormat final : public Reader {
  public:
   const ReaderInfo& info() const override {
@@ -87,11 +78,12 @@ class PiEventsFormat final : public Reader {
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
     // Neither the capture nor its thread is held (E1): the capture is read a
     // line at a time, and the thread written to a file, converted from there.
-    auto lines = std::make_unique<CaptureLines>();
-    lines->thread.fd = make_unlinked_temp("the capture's thread export");
+    // The session's lines borrow from the thread's file: they own it (as its spool).
+    auto lines = std::make_unique<SpooledLines>();
     const std::string thread_name = "the capture's thread export";
+    lines->spool.fd = make_unlinked_temp(thread_name);
     const auto write = [&](std::string& text) {
-      write_all(lines->thread.fd, text.data(), text.size(), thread_name);
+      write_all(lines->spool.fd, text.data(), text.size(), thread_name);
       text.clear();
     };
     EventCapture capture = input.fd() >= 0
@@ -99,7 +91,7 @@ class PiEventsFormat final : public Reader {
                                : convert_event_capture(BytesSource(input.read_all()), input.name(), write);
     ReadSession out;
     if (capture.ok()) {
-      out = read_thread_export_file(lines->thread.fd, input.name(), options);
+      out = read_thread_export_file(lines->spool.fd, input.name(), options);
       out.origins = to_capture(out.origins, capture);
       if (out.lines) {
         lines->lines = std::move(out.lines);
