@@ -1,12 +1,16 @@
 // Event capture -> thread export (docs/events.md, rules E1-E12). Two passes
-// over the capture: the first parses each line (RapidJSON) and decides what
-// it gives, the second writes the thread text, its header first (the title,
-// model and thinking level are known only at the end). Messages are copied
-// byte for byte, so memory is the capture plus the thread text.
+// over the capture, a line at a time (log_source.h): the first parses each
+// line (RapidJSON) and decides what it gives, keeping a few facts per entry
+// (where its span is, its token estimate); the second writes the thread
+// text, its header first (the title, model and thinking level are known only
+// at the end), reading each entry's span again. Messages are copied byte for
+// byte; the text is handed over a MiB at a time, so neither the capture nor
+// the thread is held.
 #include "readers/event_capture.h"
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -19,6 +23,7 @@
 #include "core/json_value.h"
 #include "pihydrate/formats.h"
 #include "readers/jsonl_lines.h"
+#include "readers/log_source.h"
 
 namespace pihydrate {
 
@@ -125,7 +130,8 @@ std::string hex64(std::uint64_t v) {
   return s;
 }
 
-// One thread entry to write, in capture order.
+// One thread entry to write, in capture order: what the second pass needs
+// to write it, in a few words (a capture may hold a million of them).
 struct Action {
   enum class Form {
     kMessage,          // data.message: the span
@@ -135,20 +141,26 @@ struct Action {
     kUserText,         // a user message with `text`
     kUserContent,      // a user message whose content is the span
   };
+  static constexpr std::uint32_t kNoNote = UINT32_MAX;
   Form form = Form::kMessage;
+  // Whether pi may start a compaction's kept window at it (E8).
+  bool cut_point = false;
+  std::uint32_t note = kNoNote;  // its Note, when it has one
   const char* kind = "";
   const char* event = "";
   std::uint64_t line = 0, column = 0;  // the event object's
-  std::size_t begin = 0, end = 0;      // the span, in the capture
-  std::uint64_t span_column = 0;       // its column in the capture line
-  std::string stream_key;              // as written, or "": none
-  std::string text;
-  std::string timestamp;  // a message timestamp as written, or ""
-  // A message's size as pi's compaction estimates it, and whether pi may
-  // start a compaction's kept window at it (E8).
-  std::uint64_t tokens = 0;
-  bool cut_point = false;
-  std::string first_kept_ref;  // a compaction's kept window, when the estimate finds it
+  // The span, offsets in the capture (begin == end: none). kUserText: the
+  // object bash_execution_text reads (none: an empty object).
+  std::uint64_t begin = 0, end = 0;
+  std::uint64_t span_column = 0;  // its column in the capture line
+  std::uint64_t tokens = 0;       // a message's size as pi's compaction estimates it (E8)
+};
+
+// What few entries carry besides: the chunks of one stream share one.
+struct Note {
+  std::string text;  // kChunk: the stream key as written ("": none); kCompaction: the kept window's
+                     // entry (firstKeptRef, "": none); kUser*: the message's timestamp as written ("": none)
+  std::optional<std::string> command;  // kUserText: the shell command, when known
 };
 
 // pi 1.5's token estimate (compaction.js estimateTokens): characters / 4,
@@ -186,11 +198,11 @@ struct Model {
 
 class CaptureReader {
  public:
-  CaptureReader(std::string& capture, const std::string& file) : bytes_(capture), file_(file), out_{} {}
+  CaptureReader(const LogSource& capture, const std::string& file) : source_(capture), file_(file), out_{} {}
 
-  EventCapture run() {
-    neutralize_lone_surrogates(bytes_.data(), bytes_.size());
-    for_each_jsonl_line(bytes_, [this](const JsonlLine& line) {  // E1
+  EventCapture run(const std::function<void(std::string& text)>& write) {
+    // Lone surrogate escapes are rewritten in each line as it is read (E1).
+    for_each_log_line(source_, [this](const JsonlLine& line) {  // E1
       read_line(line);
       return true;
     });
@@ -202,7 +214,7 @@ class CaptureReader {
             "no interrupted assistant message (is it pi's stdout in --mode json or --mode rpc?)");
       return std::move(out_);
     }
-    write_thread();
+    write_thread(write);
     return std::move(out_);
   }
 
@@ -224,29 +236,33 @@ class CaptureReader {
   void warn(std::uint64_t line, std::uint64_t column, std::string message) {
     add(Severity::kWarning, Code::kEventSkipped, line, column, std::move(message));
   }
-  std::uint64_t column_of(std::size_t offset) const { return offset - line_start_ + 1; }
+  // Offsets below are into the line being read (bytes_), until an Action
+  // takes them as the capture's (at).
+  std::uint64_t column_of(std::size_t offset) const { return text_column_ + offset; }
+  std::uint64_t at(std::size_t offset) const { return line_begin_ + offset; }
 
   void read_line(const JsonlLine& jsonl) {
-    line_start_ = jsonl.start;
     line_ = jsonl.number;
+    bytes_ = jsonl.text;
+    line_begin_ = jsonl.begin;
+    text_column_ = jsonl.begin - jsonl.start + 1;
     const std::uint64_t line = jsonl.number;
-    const std::size_t begin = jsonl.begin;
     const std::string_view text = jsonl.text;
     const std::size_t first = skip_json_ws(text, 0);
     if (first >= text.size()) return;  // blank (E1)
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
     if (doc.HasParseError()) {
-      warn(line, column_of(begin + doc.GetErrorOffset()),
+      warn(line, column_of(doc.GetErrorOffset()),
            std::string("not a JSON event, skipped (") + rapidjson::GetParseError_En(doc.GetParseError()) +
                "): stderr mixed in, or a line cut short?");
       return;
     }
     if (!doc.IsObject()) {
-      warn(line, column_of(begin + first), "not an event (a JSON object), skipped");
+      warn(line, column_of(first), "not an event (a JSON object), skipped");
       return;
     }
-    std::size_t object = begin + first;
+    std::size_t object = first;
     const Value* event = &doc;
     if (!json_string_member(doc, "type")) {
       // A wrapper an integration added around the event (E1).
@@ -285,10 +301,19 @@ class CaptureReader {
     a.column = column_of(object);
     return a;
   }
-  void push(Action a, std::pair<std::size_t, std::size_t> span) {
-    a.begin = span.first;
-    a.end = span.second;
+  void set_span(Action& a, std::pair<std::size_t, std::size_t> span) const {
+    if (span.second > span.first) {
+      a.begin = at(span.first);
+      a.end = at(span.second);
+    }
     a.span_column = column_of(span.first);
+  }
+  std::uint32_t note(Note n) {
+    notes_.push_back(std::move(n));
+    return static_cast<std::uint32_t>(notes_.size() - 1);
+  }
+  void push(Action a, std::pair<std::size_t, std::size_t> span) {
+    set_span(a, span);
     actions_.push_back(std::move(a));
     has_conversation_ = true;
   }
@@ -311,10 +336,7 @@ class CaptureReader {
       if (span.second != 0) {
         if (!stream_) open_stream(object, "");  // the capture began inside the stream
         Action a = action_at(object, Action::Form::kChunk, "pi.chunk", "message_update");
-        a.stream_key = stream_key_;
-        a.begin = span.first;
-        a.end = span.second;
-        a.span_column = column_of(span.first);
+        set_span(a, span);
         stream_chunks_.push_back(std::move(a));
       }
     } else if (type == "message_end") {
@@ -324,7 +346,7 @@ class CaptureReader {
       // Without a result pi wrote nothing: aborted, failed or nothing to compact (E8).
       if (result != nullptr && json_string_member(*result, "summary")) {
         Action a = action_at(object, Action::Form::kCompaction, "pi.compaction", "compaction_end");
-        a.first_kept_ref = kept_window(*result);
+        if (std::string ref = kept_window(*result); !ref.empty()) a.note = note({std::move(ref), std::nullopt});
         push(std::move(a), {object, json_value_end(bytes_, object)});
       }
     } else if (type == "session_info_changed") {
@@ -387,7 +409,7 @@ class CaptureReader {
       system_tokens_ = system_tokens(*message, span.first);
     } else if (*role == "custom") {
       Action a = action_at(object, Action::Form::kUserContent, "pi.user", "message_end");
-      a.timestamp = timestamp_text(span.first);
+      a.note = note({timestamp_text(span.first), std::nullopt});
       a.tokens = tokens_of(content_chars(json_member(*message, "content")));
       a.cut_point = true;
       push(std::move(a), span_of(span.first, "content"));
@@ -398,11 +420,11 @@ class CaptureReader {
         return;
       }
       Action a = action_at(object, Action::Form::kUserText, "pi.user", "message_end");
-      a.text = bash_execution_text(json_string_member(*message, "command").value_or(""), *message);
+      a.note = note({timestamp_text(span.first), json_string_member(*message, "command").value_or("")});
       a.tokens = tokens_of(command_output_chars(*message));
       a.cut_point = true;
-      a.timestamp = timestamp_text(span.first);
-      push(std::move(a), {0, 0});
+      push(std::move(a), span);  // its text is written from the message
+
       ++out_.repairs["bash-execution-as-user"];
     } else {
       warn(line_, column_of(span.first),
@@ -558,11 +580,14 @@ class CaptureReader {
       ++out_.repairs["bash-execution-as-user"];
     }
     Action a = action_at(object, Action::Form::kUserText, "pi.user", "response");
-    a.text = bash_execution_text(command, result);
     const Value* output = json_member(result, "output");
     a.tokens = tokens_of((command ? utf16_length(*command) : 0) + (output != nullptr ? utf16_length(*output) : 0));
+    a.note = note({"", std::move(command)});
     a.cut_point = true;
-    push(std::move(a), {0, 0});
+    const Value* data = json_member(event, "data");
+    // Its text is written from `data` (none: an empty object).
+    push(std::move(a),
+         data != nullptr && data->IsObject() ? span_of(object, "data") : std::pair<std::size_t, std::size_t>{0, 0});
   }
 
   void take_model(const Value& model) {
@@ -592,21 +617,48 @@ class CaptureReader {
     }
     if (stream_chunks_.empty())
       warn(stream_line_, stream_column_, "an assistant message started here and never ended, with nothing streamed");
+    const std::uint32_t key = stream_chunks_.empty() ? Action::kNoNote : note({stream_key_, std::nullopt});
     for (Action& a : stream_chunks_) {
+      a.note = key;
       actions_.push_back(std::move(a));
       has_conversation_ = true;
     }
     stream_chunks_.clear();
   }
 
-  void write_thread() {
+  // FNV-1a of the capture's bytes, lone surrogate escapes rewritten as
+  // the lines were (a line at a time, which rewrites what the whole would).
+  std::uint64_t capture_hash() const {
+    std::uint64_t hash = stable_hash("");
+    std::string line;
+    std::vector<char> block(1 << 16);
+    const auto add_line = [&] {
+      neutralize_lone_surrogates(line.data(), line.size());
+      hash = stable_hash(line, hash);
+      line.clear();
+    };
+    std::uint64_t offset = 0;
+    for (std::size_t got; (got = source_.read_at(offset, block.data(), block.size())) != 0; offset += got) {
+      for (std::size_t from = 0; from < got;) {
+        const char* nl = static_cast<const char*>(std::memchr(block.data() + from, '\n', got - from));
+        const std::size_t to = nl == nullptr ? got : static_cast<std::size_t>(nl - block.data()) + 1;
+        line.append(block.data() + from, to - from);
+        if (nl != nullptr) add_line();
+        from = to;
+      }
+    }
+    add_line();
+    return hash;
+  }
+
+  void write_thread(const std::function<void(std::string& text)>& write) {
     std::string thread_id = session_id_ ? *session_id_ : "";
     if (thread_id.empty()) {
       // No header and no get_state: an id from the bytes, so the same capture
       // gives the same session (E2). FNV-1a, 64 bits.
-      thread_id = "capture-" + hex64(stable_hash(bytes_));
+      thread_id = "capture-" + hex64(capture_hash());
     }
-    std::string& t = out_.thread;
+    std::string& t = text_;
     t = R"({"format":"thread-export","version":1,"thread":{"id":)" + json_quote(thread_id);
     if (created_at_) t += ",\"createdAt\":" + json_quote(*created_at_);
     if (cwd_) t += ",\"cwd\":" + json_quote(*cwd_);
@@ -619,15 +671,25 @@ class CaptureReader {
     if (thinking_) t += ",\"thinkingLevel\":" + json_quote(*thinking_);
     t += "}}\n";
     out_.origins.add(session_id_ ? session_line_ : 1, 1, "session");
-    for (const Action& a : actions_) write_entry(a);
+    for (const Action& a : actions_) {
+      write_entry(a);
+      if (t.size() >= kWriteBlockBytes) write(t);
+    }
     actions_.clear();
+    notes_.clear();
+    write(t);
   }
 
   void write_entry(const Action& a) {
-    std::string& t = out_.thread;
+    std::string& t = text_;
     const std::size_t line_begin = t.size();
     t += "{\"id\":\"L" + std::to_string(a.line) + "\",\"kind\":\"" + a.kind + "\",\"data\":";
-    const std::string_view span(bytes_.data() + a.begin, a.end - a.begin);
+    // The span, read again (its lone surrogate escapes rewritten as the line's were).
+    const std::string bytes = read_record(source_, a.begin, static_cast<std::size_t>(a.end - a.begin));
+    const std::string_view span = a.form == Action::Form::kUserText ? std::string_view() : bytes;
+    const Note none;
+    const Note& note = a.note == Action::kNoNote ? none : notes_[a.note];
+    const std::string& text = note.text;
     std::size_t copied_at = 0;
     std::size_t copied_offset = 0;  // bytes of the span not copied at copied_at
     auto copy_span = [&] {
@@ -637,16 +699,16 @@ class CaptureReader {
     switch (a.form) {
       case Action::Form::kMessage: t += "{\"message\":", copy_span(), t += "}"; break;
       case Action::Form::kChunk:
-        t += a.stream_key.empty() ? "{\"event\":" : "{\"streamKey\":" + a.stream_key + ",\"event\":";
+        t += text.empty() ? "{\"event\":" : "{\"streamKey\":" + text + ",\"event\":";
         copy_span();
         t += "}";
         break;
       case Action::Form::kCompaction:
-        if (a.first_kept_ref.empty()) {
+        if (text.empty()) {
           copy_span();
         } else {
           // The event verbatim, with the kept window's entry first (R9's firstKeptRef).
-          t += "{\"firstKeptRef\":" + json_quote(a.first_kept_ref) + ",";
+          t += "{\"firstKeptRef\":" + json_quote(text) + ",";
           copied_at = t.size();
           t += span.substr(1);
           copied_offset = 1;
@@ -657,10 +719,10 @@ class CaptureReader {
       case Action::Form::kUserContent:
         t += "{\"message\":{\"role\":\"user\",\"content\":";
         if (a.form == Action::Form::kUserText)
-          t += "[{\"type\":\"text\",\"text\":" + json_quote(a.text) + "}]";
+          t += "[{\"type\":\"text\",\"text\":" + json_quote(user_text(note.command, bytes)) + "}]";
         else
           copy_span();
-        if (!a.timestamp.empty()) t += ",\"timestamp\":" + a.timestamp;
+        if (!text.empty()) t += ",\"timestamp\":" + text;
         t += "}}";
         break;
     }
@@ -676,23 +738,38 @@ class CaptureReader {
     out_.origins.add(o, a.event);
   }
 
+  // A user shell command's text, from the object the action points at (E6).
+  static std::string user_text(const std::optional<std::string>& command, const std::string& object) {
+    rapidjson::Document result;
+    if (!object.empty()) result.Parse<rapidjson::kParseIterativeFlag>(object.data(), object.size());
+    if (object.empty() || result.HasParseError() || !result.IsObject()) result.SetObject();
+    return bash_execution_text(command, result);
+  }
+
   struct BashCommand {
     std::string command;
     bool exclude_from_context = false;
   };
 
-  std::string& bytes_;
+  static constexpr std::size_t kWriteBlockBytes = 1 << 20;  // the thread is handed over in blocks of about this
+
+  const LogSource& source_;
   const std::string& file_;
   EventCapture out_;
-  std::size_t line_start_ = 0;
+  std::string_view bytes_;         // the line being read
+  std::size_t line_begin_ = 0;     // its offset in the capture
+  std::uint64_t text_column_ = 0;  // its column in the capture line
   std::uint64_t line_ = 0;
-  std::vector<Action> actions_;
+  std::string text_;  // the thread text not yet written
+  // A deque: no copy of them all, and no spare half, as it grows.
+  std::deque<Action> actions_;
+  std::deque<Note> notes_;
   bool has_conversation_ = false;
   // The assistant message streaming now, and its deltas.
   bool stream_ = false;
   std::string stream_key_;
   std::uint64_t stream_line_ = 0, stream_column_ = 0;
-  std::vector<Action> stream_chunks_;
+  std::deque<Action> stream_chunks_;
   std::optional<std::string> session_id_, created_at_, cwd_, title_, thinking_;
   std::uint64_t session_line_ = 0;
   std::optional<Model> model_;
@@ -707,8 +784,20 @@ bool is_pi_event_type(std::string_view type) {
   return type != "session" && (mapped_types().count(type) > 0 || ignored_types().count(type) > 0);
 }
 
-EventCapture convert_event_capture(std::string& capture, const std::string& file) {
-  return CaptureReader(capture, file).run();
+EventCapture convert_event_capture(const LogSource& capture, const std::string& file,
+                                   const std::function<void(std::string& text)>& write) {
+  return CaptureReader(capture, file).run(write);
+}
+
+EventCapture convert_event_capture(std::string capture, const std::string& file) {
+  const BytesSource source(std::move(capture));
+  std::string thread;
+  EventCapture out = convert_event_capture(source, file, [&thread](std::string& text) {
+    thread += text;
+    text.clear();
+  });
+  out.thread = std::move(thread);
+  return out;
 }
 
 }  // namespace pihydrate

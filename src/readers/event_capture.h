@@ -5,17 +5,19 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "pihydrate/diagnostic.h"
 #include "pihydrate/reader.h"
+#include "readers/log_source.h"
 
 namespace pihydrate {
 
 struct EventCapture {
-  std::string thread;                            // the thread export, JSONL variant; empty unless ok()
+  std::string thread;                            // the thread export, JSONL variant, when read from a string
   SourceMap origins;                             // one per line of `thread`, named by its event's type
   Diagnostics diagnostics;                       // reading the capture (PH603, PH604)
   std::map<std::string, std::uint64_t> repairs;  // what was mapped by a rule that changes it, counted
@@ -34,9 +36,14 @@ struct EventCapture {
 // RPC command logged beside them): what the event capture reader bids on.
 bool is_pi_event_type(std::string_view type);
 
-// Reads `capture` (lone UTF-16 surrogate escapes are rewritten in place,
-// at the same length, as the thread path would). `file` names it in
-// diagnostics.
-EventCapture convert_event_capture(std::string& capture, const std::string& file);
+// Reads `capture` twice, a line at a time (lone UTF-16 surrogate escapes
+// rewritten at the same length, as the thread path would), and hands the
+// thread export to `write` in blocks of whole lines, about a MiB each
+// (`write` takes the text, leaving it empty), only when ok(). `file` names
+// the capture in diagnostics.
+EventCapture convert_event_capture(const LogSource& capture, const std::string& file,
+                                   const std::function<void(std::string& text)>& write);
+// The same with the capture in memory and the thread export in EventCapture::thread.
+EventCapture convert_event_capture(std::string capture, const std::string& file);
 
 }  // namespace pihydrate

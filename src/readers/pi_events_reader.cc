@@ -1,9 +1,13 @@
 // Captures of pi's stdout in --mode json or --mode rpc (docs/events.md) as
 // a reader: the capture is mapped to a thread export (event_capture.h,
-// E1-E12), which the thread export reader converts; what either finds is
+// E1-E12), written to a temporary file, which the thread export reader
+// converts as it converts a thread export's file; what either finds is
 // reported at the capture's line:column, named by the event.
 #include <rapidjson/document.h>
 
+#include "core/files.h"
+#include "core/spool_indexer.h"
+#include "pihydrate/output_file.h"
 #include "readers/event_capture.h"
 #include "readers/head_record.h"
 #include "readers/readers.h"
@@ -72,18 +76,27 @@ class PiEventsFormat final : public Reader {
     return kBidNone;
   }
   ReadSession read(const ReaderInput& input, const ReadOptions& options) const override {
-    EventCapture capture;
-    {
-      // Read whole (captures are not gigabytes, docs/events.md) and freed
-      // once mapped: the thread text is all that is kept.
-      std::string bytes = input.read_all();
-      capture = convert_event_capture(bytes, input.name());
-    }
+    // Neither the capture nor its thread is held (E1): the capture is read a
+    // line at a time, and the thread written to a file, converted from there.
+    // The session's lines borrow from the thread's file: they own it (as its spool).
+    auto lines = std::make_unique<SpooledLines>();
+    const std::string thread_name = "the capture's thread export";
+    lines->spool.fd = make_unlinked_temp(thread_name);
+    const auto write = [&](std::string& text) {
+      write_all(lines->spool.fd, text.data(), text.size(), thread_name);
+      text.clear();
+    };
+    EventCapture capture = input.fd() >= 0
+                               ? convert_event_capture(FileSource(input.fd(), input.name()), input.name(), write)
+                               : convert_event_capture(BytesSource(input.read_all()), input.name(), write);
     ReadSession out;
     if (capture.ok()) {
-      out = read_thread_export_text(capture.thread, input.name(), options);
-      capture.thread = std::string();
+      out = read_thread_export_file(lines->spool.fd, input.name(), options);
       out.origins = to_capture(out.origins, capture);
+      if (out.lines) {
+        lines->lines = std::move(out.lines);
+        out.lines = std::move(lines);
+      }
     }
     // The capture's own findings first, then the thread reader's, at the capture's positions.
     Diagnostics all = std::move(capture.diagnostics);

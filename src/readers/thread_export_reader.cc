@@ -3,6 +3,8 @@
 // temporary file, pi's own entries (raw_thread.cc) and the lossy kinds alike.
 #include "readers/thread_export_reader.h"
 
+#include <unistd.h>
+
 #include "core/files.h"
 #include "core/mapped_file.h"
 #include "core/spool_indexer.h"
@@ -118,8 +120,11 @@ class ThreadExportFormat final : public Reader {
 
 }  // namespace
 
-ReadSession read_thread_export_text(std::string& bytes, const std::string& name, const ReadOptions& options) {
-  return convert_export(name, options, bytes, nullptr, -1);
+ReadSession read_thread_export_file(int fd, const std::string& name, const ReadOptions& options) {
+  const std::unique_ptr<MappedFile> mapped = MappedFile::map(fd);
+  std::string bytes;
+  if (!mapped && ::lseek(fd, 0, SEEK_SET) == 0) bytes = read_all(fd, name);  // mmap failed: read it whole
+  return convert_export(name, options, bytes, mapped.get(), fd);
 }
 
 const Reader& thread_export_reader() {

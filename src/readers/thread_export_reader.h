@@ -1,5 +1,6 @@
-// The thread export reader's conversion of an export held in memory: the
-// event capture reader maps a capture to a thread export and hands it here.
+// The thread export reader's conversion of an export in a file of its
+// caller's: the event capture reader writes a capture's thread export to a
+// temporary file and hands it here.
 #pragma once
 
 #include <string>
@@ -8,7 +9,8 @@
 
 namespace pihydrate {
 
-// `bytes` may be rewritten in place (a lone UTF-16 surrogate escape becomes \uFFFD).
-ReadSession read_thread_export_text(std::string& bytes, const std::string& name, const ReadOptions& options);
+// `fd` is read mapped, as a thread export's file is; the session's lines
+// borrow from it, so it must stay open while they are read.
+ReadSession read_thread_export_file(int fd, const std::string& name, const ReadOptions& options);
 
 }  // namespace pihydrate
