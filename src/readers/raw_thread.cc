@@ -20,6 +20,7 @@
 #include "core/json_value.h"
 #include "core/message_text.h"
 #include "pihydrate/formats.h"
+#include "pihydrate/line_reader.h"
 #include "readers/thread_converter.h"
 
 namespace pihydrate {
@@ -215,6 +216,7 @@ bool ThreadConverter::take_raw_line(const Envelope& e, std::size_t at, std::stri
   // Parsed in place in a copy: its strings are not copied again (a third
   // less time for this parse on thread-raw; the line itself is kept).
   std::string& copy = parse_scratch_;
+  copy.reserve(line.size() + 1 + kLinePadding);  // the SSE2 scan may read past the end: see kLinePadding
   copy.assign(line);
   rapidjson::Document parsed;
   parsed.ParseInsitu(copy.data());
