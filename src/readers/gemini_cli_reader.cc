@@ -296,7 +296,7 @@ class GeminiCliReader {
   // other).
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
-      const std::string bytes = read_record(*source_, s.begin, s.size);
+      const std::string_view bytes = window_.read(*source_, s.begin, s.size);
       // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
       parsed_doc_ = rapidjson::Document();
       parsed_doc_.Parse(bytes.data(), bytes.size());
@@ -591,6 +591,7 @@ class GeminiCliReader {
   ReadSession& out_;
   TranscriptWriter write_;
   const LogSource* source_ = nullptr;
+  RecordWindow window_;  // the second pass's reads
   std::vector<Slot> slots_;
   std::vector<std::string> ids_;                         // the message id of each slot
   std::unordered_map<std::string, std::size_t> places_;  // id -> its slot, while in the list
