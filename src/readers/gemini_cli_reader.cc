@@ -557,10 +557,11 @@ class GeminiCliReader {
   // other).
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
-      const std::string_view bytes = window_.read(*source_, s.begin, s.size);
+      std::string& bytes = window_.read(*source_, s.begin, s.size);
       // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
+      // Parsed in place: its strings are the window's bytes, kept until the next record is read.
       parsed_doc_ = rapidjson::Document();
-      parsed_doc_.Parse(bytes.data(), bytes.size());
+      parsed_doc_.ParseInsitu(bytes.data());
       if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
       parsed_begin_ = s.begin;

@@ -41,7 +41,7 @@ std::string read_record(const LogSource& source, std::uint64_t offset, std::size
   return bytes;
 }
 
-std::string_view RecordWindow::read(const LogSource& source, std::uint64_t offset, std::size_t size) {
+std::string& RecordWindow::read(const LogSource& source, std::uint64_t offset, std::size_t size) {
   constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
   if (offset < window_begin_ || offset + size > window_begin_ + window_.size()) {
     window_.resize(std::max(size, kWindowBytes));
