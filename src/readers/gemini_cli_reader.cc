@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "core/fast_sax.h"
 #include "core/json_spans.h"
 #include "pihydrate/formats.h"
 #include "readers/head_record.h"
@@ -27,10 +29,6 @@ namespace {
 const char* const kHint = "a Gemini CLI chat log is ~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl";
 
 // The record kinds, tested in the order the CLI's loader tests them (G1).
-bool is_rewind(const JsonValue& r) {
-  const JsonValue* v = json_member(r, "$rewindTo");
-  return v && v->IsString();
-}
 bool is_message(const JsonValue& r) {
   const JsonValue* v = json_member(r, "id");
   return v && v->IsString();
@@ -121,6 +119,262 @@ bool is_image(const JsonValue& part) {
          !json_string(*inline_data, "data").empty();
 }
 
+// What the first pass reads of a record (G1, G2, G5, G11): the fields the
+// kinds are told by, and a message's short fields; a list of messages is
+// read from the record's Document.
+struct Metadata {
+  std::optional<std::string> first_directory;  // directories[0], when it is a string
+  std::string kind;
+};
+struct MessageFields {
+  std::string id, timestamp, model;
+  bool tokens = false;  // "tokens" is an object
+  std::uint64_t input = 0, output = 0, cached = 0, thoughts = 0;
+};
+struct RecordFields {
+  std::optional<std::string> rewind, session_id, project_hash;  // when strings
+  bool message = false;                                         // "id" is a string (message.id)
+  MessageFields fields;
+  bool set = false;  // "$set" is an object
+  Metadata set_metadata, metadata;
+  std::string start_time;
+};
+
+std::optional<std::string> optional_string(const JsonValue& object, std::string_view key) {
+  const JsonValue* v = json_member(object, key);
+  if (v == nullptr || !v->IsString()) return std::nullopt;
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+Metadata metadata_of(const JsonValue& m) {
+  Metadata meta;
+  if (const JsonValue* dirs = json_member(m, "directories"); dirs && dirs->IsArray() && !dirs->Empty())
+    if ((*dirs)[0].IsString()) meta.first_directory = (*dirs)[0].GetString();
+  meta.kind = json_string(m, "kind");
+  return meta;
+}
+
+MessageFields message_fields_of(const JsonValue& m) {
+  MessageFields f;
+  f.id = json_string(m, "id");
+  f.timestamp = json_string(m, "timestamp");
+  f.model = json_string(m, "model");
+  if (const JsonValue* tokens = json_member(m, "tokens"); tokens && tokens->IsObject()) {
+    f.tokens = true;
+    f.input = json_count(*tokens, "input");
+    f.output = json_count(*tokens, "output");
+    f.cached = json_count(*tokens, "cached");
+    f.thoughts = json_count(*tokens, "thoughts");
+  }
+  return f;
+}
+
+RecordFields fields_of(const JsonValue& r) {
+  RecordFields f;
+  f.rewind = optional_string(r, "$rewindTo");
+  f.message = is_message(r);
+  f.fields = message_fields_of(r);
+  f.set = is_metadata_update(r);
+  if (f.set) f.set_metadata = metadata_of(*json_member(r, "$set"));
+  f.session_id = optional_string(r, "sessionId");
+  f.project_hash = optional_string(r, "projectHash");
+  f.start_time = json_string(r, "startTime");
+  f.metadata = metadata_of(r);
+  return f;
+}
+
+// A FastSaxReader handler that reads RecordFields from a record's line and
+// steps over the rest (message text, tool output, images), checking its
+// syntax: a fraction of a parse into a Document. Not sure (false), and the
+// Document is parsed, for what it does not read: a list of messages, a key
+// with escapes, a count RapidJSON might read as a double.
+class RecordSkim {
+ public:
+  explicit RecordSkim(RecordFields& f) : f_(f) { f_ = RecordFields(); }
+  bool StartObject() { return open(true); }
+  bool StartArray() { return open(false); }
+  bool EndObject(unsigned) { return close(); }
+  bool EndArray(unsigned) { return close(); }
+  bool skips_current() const { return places_.back() == kSkip; }
+  bool wants_text() const {
+    switch (places_.back()) {
+      case kInTop: return key_ != kNone && key_ != kSet && key_ != kTokens && key_ != kDirs && key_ != kMessages;
+      case kInSet: return key_ == kSetKind;
+      case kInDirs:
+      case kInSetDirs: return element_ == 0;
+      default: return false;
+    }
+  }
+  bool Key(const char* s, unsigned n, bool) {
+    const std::string_view k(s, n);
+    key_ = kNone;
+    const Place place = places_.back();
+    const auto is = [&](const char* name, Target t) {
+      if (k == name) key_ = t;
+    };
+    if (place == kInTop) {
+      is("$rewindTo", kRewind), is("id", kId), is("$set", kSet), is("sessionId", kSessionId);
+      is("projectHash", kProjectHash), is("startTime", kStartTime), is("directories", kDirs), is("kind", kKind);
+      is("timestamp", kTimestamp), is("model", kModel), is("tokens", kTokens), is("messages", kMessages);
+    } else if (place == kInSet) {
+      is("kind", kSetKind), is("directories", kSetDirs), is("messages", kSetMessages);
+    } else if (place == kInTokens) {
+      is("input", kInput), is("output", kOutput), is("cached", kCached), is("thoughts", kThoughts);
+    }
+    return true;
+  }
+  bool String(const char* s, unsigned n, bool) { return scalar(std::string_view(s, n), true); }
+  bool Null() { return scalar({}, false); }
+  bool Bool(bool) { return scalar({}, false); }
+  bool RawNumber(const char* s, unsigned n, bool) {
+    if (places_.empty()) return false;
+    if (places_.back() != kInTokens || key_ == kNone) return scalar({}, false);
+    // json_count: a number RapidJSON reads as a uint64; a negative or a fraction counts 0.
+    const std::string_view digits(s, n);
+    std::uint64_t count = 0;
+    if (digits.find_first_not_of("0123456789") == std::string_view::npos) {
+      if (digits.size() > 19) return false;  // near the uint64 limit: RapidJSON decides
+      for (char c : digits) count = count * 10 + static_cast<std::uint64_t>(c - '0');
+    } else if (digits.find_first_of(".eE") == std::string_view::npos && digits.size() > 19) {
+      return false;
+    }
+    count_target() = count;
+    return true;
+  }
+
+ private:
+  enum Place { kInTop, kInSet, kInTokens, kInDirs, kInSetDirs, kSkip };
+  enum Target {
+    kNone,
+    kRewind,
+    kId,
+    kSet,
+    kSessionId,
+    kProjectHash,
+    kStartTime,
+    kDirs,
+    kKind,
+    kTimestamp,
+    kModel,
+    kTokens,
+    kMessages,
+    kSetKind,
+    kSetDirs,
+    kSetMessages,
+    kInput,
+    kOutput,
+    kCached,
+    kThoughts
+  };
+
+  std::uint64_t& count_target() {
+    MessageFields& m = f_.fields;
+    return key_ == kInput ? m.input : key_ == kOutput ? m.output : key_ == kCached ? m.cached : m.thoughts;
+  }
+
+  // A value that is not a container, at the current key (or element).
+  bool scalar(std::string_view text, bool is_string) {
+    if (places_.empty()) return false;  // a record is an object: RapidJSON says why not
+    const Place place = places_.back();
+    if (place == kInDirs || place == kInSetDirs) {
+      if (element_++ == 0 && is_string)  // a C string, as metadata_of reads it
+        directories(place) = std::string(text.substr(0, text.find('\0')));
+      return true;
+    }
+    if (place == kInTokens) {
+      if (key_ != kNone) count_target() = 0;
+      return true;
+    }
+    if (place == kInSet) {
+      if (key_ == kSetKind) f_.set_metadata.kind = is_string ? std::string(text) : std::string();
+      if (key_ == kSetDirs) f_.set_metadata.first_directory.reset();
+      return true;
+    }
+    set_top(is_string ? std::optional<std::string>(text) : std::nullopt);
+    return true;
+  }
+
+  // A top-level member: a string, or nullopt for any other value.
+  void set_top(std::optional<std::string> v) {
+    switch (key_) {
+      case kRewind: f_.rewind = std::move(v); break;
+      case kId:
+        f_.message = v.has_value();
+        f_.fields.id = v.value_or("");
+        break;
+      case kSessionId: f_.session_id = std::move(v); break;
+      case kProjectHash: f_.project_hash = std::move(v); break;
+      case kStartTime: f_.start_time = v.value_or(""); break;
+      case kKind: f_.metadata.kind = v.value_or(""); break;
+      case kTimestamp: f_.fields.timestamp = v.value_or(""); break;
+      case kModel: f_.fields.model = v.value_or(""); break;
+      case kSet: f_.set = false; break;
+      case kTokens: f_.fields.tokens = false; break;
+      case kDirs: f_.metadata.first_directory.reset(); break;
+      default: break;
+    }
+  }
+
+  std::optional<std::string>& directories(Place place) {
+    return place == kInDirs ? f_.metadata.first_directory : f_.set_metadata.first_directory;
+  }
+
+  bool open(bool object) {
+    if (places_.empty()) {
+      places_.push_back(object ? kInTop : kSkip);
+      return object;  // a top-level array: RapidJSON says why it is no record
+    }
+    const Place place = places_.back();
+    Place next = kSkip;
+    if (place == kInTop) {
+      if ((key_ == kMessages) && !object) return false;  // a list of messages: read from the Document
+      if (key_ == kSet && object) {
+        f_.set = true;
+        f_.set_metadata = Metadata();
+        next = kInSet;
+      } else if (key_ == kTokens && object) {
+        f_.fields.tokens = true;
+        f_.fields.input = f_.fields.output = f_.fields.cached = f_.fields.thoughts = 0;
+        next = kInTokens;
+      } else if (key_ == kDirs && !object) {
+        f_.metadata.first_directory.reset();
+        next = kInDirs;
+      } else {
+        set_top(std::nullopt);
+      }
+    } else if (place == kInSet) {
+      if (key_ == kSetMessages && !object) return false;
+      if (key_ == kSetKind) f_.set_metadata.kind.clear();
+      if (key_ == kSetDirs) f_.set_metadata.first_directory.reset();
+      if (key_ == kSetDirs && !object) next = kInSetDirs;
+    } else if (place == kInTokens) {
+      if (key_ != kNone) count_target() = 0;
+    } else if (place == kInDirs || place == kInSetDirs) {
+      ++element_;
+    }
+    if (next == kInDirs || next == kInSetDirs) element_ = 0;
+    places_.push_back(next);
+    return true;
+  }
+
+  bool close() {
+    places_.pop_back();
+    return true;
+  }
+
+  RecordFields& f_;
+  std::vector<Place> places_;
+  Target key_ = kNone;
+  std::size_t element_ = 0;  // of the open directories list
+};
+
+// True when `text` is certainly a JSON object; then `fields` holds what the first pass reads of it.
+bool skim_record(std::string_view text, RecordFields& fields) {
+  RecordSkim skim(fields);
+  FastSaxReader<RecordSkim> reader;
+  return reader.parse(text.data(), text.data() + text.size(), skim, SIZE_MAX);  // deeper: RapidJSON
+}
+
 class GeminiCliReader {
  public:
   GeminiCliReader(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
@@ -153,12 +407,16 @@ class GeminiCliReader {
   // each message only where its final version is, not its text.
   void replay() {
     bool whole = false;
+    RecordFields skimmed;
     for_each_log_line(*source_, [&](const JsonlLine& line) {
       if (out_.records_read == 0 && line.text.find_first_not_of(" \t") == line.text.find('{') &&
           line.text.find_last_not_of(" \t") == line.text.find('{')) {
         whole = true;  // G12: a session-*.json written whole, pretty-printed: "{" alone on its first line
         return false;
       }
+      const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
+      const Slot place{line.begin, line.text.size(), line.number, column, -1, false};
+      if (skim_record(line.text, skimmed)) return first_record(skimmed, nullptr, place);
       rapidjson::Document doc;
       doc.Parse(line.text.data(), line.text.size());
       if (doc.HasParseError()) {
@@ -171,61 +429,65 @@ class GeminiCliReader {
         write_.error(line.number, at, "not JSON: " + why, "each line of a Gemini CLI chat log is one JSON object");
         return false;
       }
-      const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
       if (!doc.IsObject()) {
         write_.error(line.number, column, "a record is a JSON object",
                      "each line of a Gemini CLI chat log is one JSON object");
         return false;
       }
-      ++out_.records_read;
-      if (out_.records_read == 1 && !is_header(doc)) {
-        // G1: the CLI writes its header first, whether it starts a log or rewrites one.
-        write_.error(
-            line.number, column,
-            "a Gemini CLI chat log starts with its header (\"sessionId\", \"projectHash\"); this record is not one",
-            kHint);
-        return false;
-      }
-      record(doc, Slot{line.begin, line.text.size(), line.number, column, -1, false});
-      return true;
+      return first_record(fields_of(doc), &doc, place);
     });
     if (whole) legacy();
   }
 
-  void record(const JsonValue& r, const Slot& at) {
-    if (is_rewind(r)) {
+  // A record of the first pass; `doc`: its Document, when it was parsed (a list of messages is read from it).
+  bool first_record(const RecordFields& f, const JsonValue* doc, const Slot& at) {
+    ++out_.records_read;
+    if (out_.records_read == 1 && !(f.session_id && f.project_hash)) {
+      // G1: the CLI writes its header first, whether it starts a log or rewrites one.
+      write_.error(
+          at.line, at.column,
+          "a Gemini CLI chat log starts with its header (\"sessionId\", \"projectHash\"); this record is not one",
+          kHint);
+      return false;
+    }
+    record(f, doc, at);
+    return true;
+  }
+
+  void record(const RecordFields& f, const JsonValue* r, const Slot& at) {
+    if (f.rewind) {
       // G1: $rewindTo drops that message and all after it; an id not in the list empties it.
-      const std::string id = json_string(r, "$rewindTo");
-      auto found = places_.find(id);
-      const std::size_t from = found == places_.end() ? 0 : found->second;
-      for (std::size_t i = from; i < slots_.size(); ++i) places_.erase(ids_[i]);
+      const std::string& id = *f.rewind;
+      auto found = messages_.find(id);
+      const std::size_t from = found == messages_.end() || found->second.place == kNowhere ? 0 : found->second.place;
+      for (std::size_t i = from; i < slots_.size(); ++i) in_list_[i]->second.place = kNowhere;
       slots_.resize(from);
-      ids_.resize(from);
+      in_list_.resize(from);
       write_.count("gemini-cli-rewinds");
-    } else if (is_message(r)) {
-      set_message(r, at);
-    } else if (is_metadata_update(r)) {
-      const JsonValue& set = *json_member(r, "$set");
-      if (const JsonValue* messages = json_member(set, "messages"); messages && messages->IsArray()) {
+    } else if (f.message) {
+      set_message(f.fields, at);
+    } else if (f.set) {
+      if (const JsonValue* messages = r ? json_member(*json_member(*r, "$set"), "messages") : nullptr;
+          messages && messages->IsArray()) {
         // G1: a $set holding messages replaces the whole list.
+        for (MessageEntry* m : in_list_) m->second.place = kNowhere;
         slots_.clear();
-        ids_.clear();
-        places_.clear();
+        in_list_.clear();
         Slot in_set = at;
         in_set.in_set = true;
         set_list(*messages, in_set);
       }
-      metadata(set);
-    } else if (is_header(r)) {
+      metadata(f.set_metadata);
+    } else if (f.session_id && f.project_hash) {
       // G1: the header, written again on each resume; the first one is the session's.
       if (!header_seen_) {
         header_seen_ = true;
         header_line_ = at.line;
-        session_id_ = json_string(r, "sessionId");
-        start_time_ = json_string(r, "startTime");
+        session_id_ = *f.session_id;
+        start_time_ = f.start_time;
       }
-      metadata(r);
-      if (const JsonValue* messages = json_member(r, "messages"); messages && messages->IsArray())
+      metadata(f.metadata);
+      if (const JsonValue* messages = r ? json_member(*r, "messages") : nullptr; messages && messages->IsArray())
         set_list(*messages, at);
     } else {
       write_.warn(at.line, at.column, "a record that is none of the CLI's (header, message, $set, $rewindTo); left out",
@@ -237,39 +499,38 @@ class GeminiCliReader {
     for (rapidjson::SizeType i = 0; i < messages.Size(); ++i)
       if (is_message(messages[i])) {
         at.index = static_cast<int>(i);
-        set_message(messages[i], at);
+        set_message(message_fields_of(messages[i]), at);
       }
   }
 
-  void metadata(const JsonValue& m) {
-    if (const JsonValue* dirs = json_member(m, "directories"); dirs && dirs->IsArray() && !dirs->Empty())
-      if ((*dirs)[0].IsString()) directory_ = (*dirs)[0].GetString();
-    if (const std::string kind = json_string(m, "kind"); !kind.empty()) kind_ = kind;
+  void metadata(const Metadata& m) {
+    if (m.first_directory) directory_ = *m.first_directory;
+    if (!m.kind.empty()) kind_ = m.kind;
   }
 
   // G1: a message id already in the list keeps its place and takes the new version.
-  void set_message(const JsonValue& message, const Slot& at) {
-    const std::string id = json_string(message, "id");
+  void set_message(const MessageFields& message, const Slot& at) {
+    const std::string& id = message.id;
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    Earlier& earlier = earlier_[id];
-    if (earlier.timestamp.empty()) earlier.timestamp = json_string(message, "timestamp");
-    if (const std::string model = json_string(message, "model"); !model.empty()) earlier.model = last_model_ = model;
-    if (const JsonValue* tokens = json_member(message, "tokens"); tokens && tokens->IsObject()) {
-      earlier.input = json_count(*tokens, "input");
-      earlier.output = json_count(*tokens, "output");
-      earlier.cached = json_count(*tokens, "cached");
-      earlier.thoughts = json_count(*tokens, "thoughts");
+    MessageEntry& entry = *messages_.try_emplace(id).first;
+    Earlier& earlier = entry.second.earlier;
+    if (earlier.timestamp.empty()) earlier.timestamp = message.timestamp;
+    if (!message.model.empty()) earlier.model = last_model_ = message.model;
+    if (message.tokens) {
+      earlier.input = message.input;
+      earlier.output = message.output;
+      earlier.cached = message.cached;
+      earlier.thoughts = message.thoughts;
     }
-    auto found = places_.find(id);
-    if (found != places_.end()) {
-      slots_[found->second] = at;
+    if (entry.second.place != kNowhere) {
+      slots_[entry.second.place] = at;
       return;
     }
-    places_.emplace(id, slots_.size());
+    entry.second.place = slots_.size();
     slots_.push_back(at);
-    ids_.push_back(id);
+    in_list_.push_back(&entry);
   }
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
@@ -289,17 +550,18 @@ class GeminiCliReader {
       return;
     }
     ++out_.records_read;
-    record(doc, Slot{0, text.size(), 1, 1, -1, false});
+    record(fields_of(doc), &doc, Slot{0, text.size(), 1, 1, -1, false});
   }
 
   // The message a slot names, parsed from the log (the last record parsed is kept: a list's messages follow each
   // other).
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
-      const std::string bytes = read_record(*source_, s.begin, s.size);
+      std::string& bytes = window_.read(*source_, s.begin, s.size);
       // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
+      // Parsed in place: its strings are the window's bytes, kept until the next record is read.
       parsed_doc_ = rapidjson::Document();
-      parsed_doc_.Parse(bytes.data(), bytes.size());
+      parsed_doc_.ParseInsitu(bytes.data());
       if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
       parsed_begin_ = s.begin;
@@ -326,9 +588,11 @@ class GeminiCliReader {
     timestamp_ = start_time_;
     write_.header(session_id_, start_time_, cwd_, {header_line_, 1, "session header"});
     if (kind_ == "subagent") write_.count("gemini-cli-subagent-log");
-    for (const Slot& s : slots_) {
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      const Slot& s = slots_[k];
       const JsonValue* found = message_at(s);
       if (found == nullptr) continue;  // not reached: pass 1 found it at this place of these bytes
+      current_ = in_list_[k];
       const JsonValue& m = *found;
       const std::string type = json_string(m, "type");
       // G2: a message's time is that of its first version (the CLI's rewrite of the list restamps it).
@@ -591,9 +855,8 @@ class GeminiCliReader {
   ReadSession& out_;
   TranscriptWriter write_;
   const LogSource* source_ = nullptr;
+  RecordWindow window_;  // the second pass's reads
   std::vector<Slot> slots_;
-  std::vector<std::string> ids_;                         // the message id of each slot
-  std::unordered_map<std::string, std::size_t> places_;  // id -> its slot, while in the list
   rapidjson::Document parsed_doc_;
   bool parsed_ = false;
   std::size_t parsed_begin_ = 0;
@@ -602,12 +865,23 @@ class GeminiCliReader {
     std::string timestamp, model;                                   // the first time, the last model named
     std::uint64_t input = 0, output = 0, cached = 0, thoughts = 0;  // the last token counts
   };
+  static constexpr std::size_t kNowhere = SIZE_MAX;
+  struct Message {
+    Earlier earlier;
+    std::size_t place = kNowhere;  // its slot, while in the list
+  };
+  using MessageEntry = std::pair<const std::string, Message>;
+  // The message being written is nearly always the one its slot was set for (not when the log changed).
   const Earlier& earlier_of(const JsonValue& m) const {
     static const Earlier none;
-    auto found = earlier_.find(json_string(m, "id"));
-    return found == earlier_.end() ? none : found->second;
+    const std::string id = json_string(m, "id");
+    if (current_ != nullptr && current_->first == id) return current_->second.earlier;
+    auto found = messages_.find(id);
+    return found == messages_.end() ? none : found->second.earlier;
   }
-  std::unordered_map<std::string, Earlier> earlier_;  // message id -> what its versions said
+  std::unordered_map<std::string, Message> messages_;  // message id -> what its versions said, and its slot
+  std::vector<MessageEntry*> in_list_;                 // the message of each slot
+  const MessageEntry* current_ = nullptr;              // the message of the slot being written
   std::string last_model_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
   std::set<std::string> answered_;                           // call ids with a result written

@@ -41,6 +41,22 @@ std::string read_record(const LogSource& source, std::uint64_t offset, std::size
   return bytes;
 }
 
+std::string& RecordWindow::read(const LogSource& source, std::uint64_t offset, std::size_t size) {
+  constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
+  if (offset < window_begin_ || offset + size > window_begin_ + window_.size()) {
+    window_.resize(std::max(size, kWindowBytes));
+    std::size_t done = 0;
+    for (std::size_t got; done < window_.size(); done += got)
+      if ((got = source.read_at(offset + done, &window_[done], window_.size() - done)) == 0) break;
+    window_.resize(done);
+    window_begin_ = offset;
+  }
+  const std::size_t from = static_cast<std::size_t>(offset - window_begin_);
+  record_.assign(window_, from, std::min(size, window_.size() - from));  // fewer when the input shrank
+  neutralize_lone_surrogates(record_.data(), record_.size());
+  return record_;
+}
+
 void for_each_log_line(const LogSource& source, const std::function<bool(const JsonlLine&)>& visit) {
   std::string line;
   std::vector<char> block(1 << 16);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "readers/jsonl_lines.h"
 
@@ -43,6 +44,20 @@ class FileSource final : public LogSource {
 // `size` bytes from `offset`, lone UTF-16 surrogate escapes rewritten as for
 // the other inputs; fewer when the input ended (it shrank under the reader).
 std::string read_record(const LogSource& source, std::uint64_t offset, std::size_t size);
+
+// Records read again in about the order of the input (a second pass): a
+// window of the input, a MiB or the record, is read at once and the records
+// inside it are taken from it, instead of a read each.
+class RecordWindow {
+ public:
+  // As read_record; the bytes stay until the next call, and the caller may change them (a parse in place).
+  std::string& read(const LogSource& source, std::uint64_t offset, std::size_t size);
+
+ private:
+  std::string window_;
+  std::uint64_t window_begin_ = 0;
+  std::string record_;
+};
 
 // JSONL framing over a source, as for_each_jsonl_line frames a string
 // (jsonl_lines.h: LF, a CR before it, a BOM, blank lines skipped), one line

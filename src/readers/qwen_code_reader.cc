@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/fast_sax.h"
 #include "pihydrate/formats.h"
 #include "readers/head_record.h"
 #include "readers/readers.h"
@@ -27,6 +28,73 @@ bool off_chain_subtype(const std::string& subtype) {
 
 bool is_image_mime(std::string_view mime) {
   return mime == "image/png" || mime == "image/jpeg" || mime == "image/gif" || mime == "image/webp";
+}
+
+// What the first pass reads of a record: top-level strings ("" when a key
+// is missing or not a string; the last of a repeated key, as json_string).
+struct RecordFields {
+  enum { kType, kSubtype, kUuid, kParent, kSession, kTimestamp, kCwd, kCount };
+  static constexpr const char* kKeys[kCount] = {"type",      "subtype",   "uuid", "parentUuid",
+                                                "sessionId", "timestamp", "cwd"};
+  std::string values[kCount];
+};
+
+// A FastSaxReader handler that reads RecordFields from a record's line and
+// steps over everything else (a record's message, tool output, payloads),
+// checking its syntax: one pass at a fraction of a parse into a Document.
+class RecordSkim {
+ public:
+  explicit RecordSkim(RecordFields& fields) : fields_(fields) {
+    for (std::string& v : fields_.values) v.clear();
+  }
+  bool StartObject() { return open(); }
+  bool StartArray() { return depth_ > 0 && open(); }  // a top-level array is no record: RapidJSON says why
+  bool EndObject(unsigned) { return close(); }
+  bool EndArray(unsigned) { return close(); }
+  bool skips_current() const { return depth_ > 1; }
+  bool wants_text() const { return depth_ == 1 && target_ != nullptr; }
+  bool Key(const char* s, unsigned n, bool) {
+    target_ = nullptr;
+    const std::string_view key(s, n);
+    for (std::size_t i = 0; i < RecordFields::kCount; ++i)
+      if (key == RecordFields::kKeys[i]) target_ = &fields_.values[i];
+    return true;
+  }
+  bool String(const char* s, unsigned n, bool) {
+    if (depth_ == 0) return false;
+    if (depth_ == 1 && target_ != nullptr) target_->assign(s, n);
+    return true;
+  }
+  bool Null() { return scalar(); }
+  bool Bool(bool) { return scalar(); }
+  bool RawNumber(const char*, unsigned, bool) { return scalar(); }
+
+ private:
+  bool open() {
+    if (depth_ == 1 && target_ != nullptr) target_->clear();  // not a string: json_string's ""
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+  bool scalar() {
+    if (depth_ == 0) return false;
+    if (depth_ == 1 && target_ != nullptr) target_->clear();
+    return true;
+  }
+  RecordFields& fields_;
+  std::string* target_ = nullptr;
+  int depth_ = 0;
+};
+
+// True when `text` is certainly a JSON object; then `fields` holds what the first pass reads of it.
+bool skim_record(std::string_view text, RecordFields& fields) {
+  RecordSkim skim(fields);
+  FastSaxReader<RecordSkim> reader;
+  return reader.parse(text.data(), text.data() + text.size(), skim,
+                      SIZE_MAX);  // deeper than FastSaxReader goes: RapidJSON
 }
 
 // A record's fragments (Q2), parsed again from the chat file when the
@@ -59,7 +127,14 @@ class QwenCodeReader {
 
   void run(const LogSource& chat, const std::string& leaf) {
     source_ = &chat;
-    read_transcript(chat, file_, out_, [this](TranscriptRecord&& r) { keep(std::move(r)); });
+    RecordFields skimmed;
+    read_transcript(
+        chat, file_, out_, [this](TranscriptRecord&& r) { keep(r, fields_of(r.doc)); },
+        [&](std::string_view text, const TranscriptRecord& place) {
+          if (!skim_record(text, skimmed)) return false;
+          keep(place, std::move(skimmed));
+          return true;
+        });
     if (!out_.ok()) return;
     if (records_.empty()) {
       write_.error(0, 0, "the chat file holds no record",
@@ -92,23 +167,30 @@ class QwenCodeReader {
     std::string type, subtype, uuid, parent;
   };
 
-  void keep(TranscriptRecord&& r) {
+  // The fields of a record the first pass reads, from its parsed object.
+  static RecordFields fields_of(const JsonValue& doc) {
+    RecordFields f;
+    for (std::size_t i = 0; i < RecordFields::kCount; ++i) f.values[i] = json_string(doc, RecordFields::kKeys[i]);
+    return f;
+  }
+
+  void keep(const TranscriptRecord& r, RecordFields&& f) {
     Record rec;
     rec.line = r.line;
     rec.column = r.column;
     rec.offset = r.offset;
     rec.size = r.size;
-    rec.type = json_string(r.doc, "type");
-    rec.subtype = json_string(r.doc, "subtype");
-    rec.uuid = json_string(r.doc, "uuid");
-    rec.parent = json_string(r.doc, "parentUuid");
-    const std::string session = json_string(r.doc, "sessionId");
+    rec.type = std::move(f.values[RecordFields::kType]);
+    rec.subtype = std::move(f.values[RecordFields::kSubtype]);
+    rec.uuid = std::move(f.values[RecordFields::kUuid]);
+    rec.parent = std::move(f.values[RecordFields::kParent]);
+    const std::string& session = f.values[RecordFields::kSession];
     if (!seen_first_) {
       // Q1: the session's id, first time and cwd are the first record's.
       seen_first_ = true;
       session_id_ = session;
-      first_timestamp_ = json_string(r.doc, "timestamp");
-      cwd_ = json_string(r.doc, "cwd");
+      first_timestamp_ = std::move(f.values[RecordFields::kTimestamp]);
+      cwd_ = std::move(f.values[RecordFields::kCwd]);
     } else if (!session.empty() && !session_id_.empty() && session != session_id_ && !mixed_reported_) {
       // Q2: Qwen Code refuses a file holding two sessions' records.
       write_.error(r.line, r.column, "a record of session " + session + " in the chat file of session " + session_id_,
@@ -190,7 +272,7 @@ class QwenCodeReader {
         continue;
       }
       const Record& r = records_[i];
-      const std::string text = read_record(*source_, r.offset, r.size);
+      const std::string_view text = window_.read(*source_, r.offset, r.size);
       doc.Parse(text.data(), text.size());
       if (doc.HasParseError() || !doc.IsObject()) doc.SetObject();  // the file changed under the reader
     }
@@ -617,6 +699,7 @@ class QwenCodeReader {
   ReadSession& out_;
   TranscriptWriter write_;
   const LogSource* source_ = nullptr;
+  RecordWindow window_;  // the second pass's reads
   std::deque<Record> records_;
   std::shared_ptr<Fragments> fragments_;  // the record being converted
   std::deque<Pending> pending_;           // not written yet

@@ -40,11 +40,19 @@ void read_transcript(std::string transcript, const std::string& file, ReadSessio
 }
 
 void read_transcript(const LogSource& transcript, const std::string& file, ReadSession& out,
-                     const std::function<void(TranscriptRecord&&)>& read) {
+                     const std::function<void(TranscriptRecord&&)>& read, const TranscriptSkim& skim) {
   std::string unused;
   TranscriptWriter report(file, unused, out);
   for_each_log_line(transcript, [&](const JsonlLine& line) {
     TranscriptRecord record;
+    record.line = line.number;
+    record.column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
+    record.offset = line.begin;
+    record.size = line.text.size();
+    if (skim && skim(line.text, record)) {
+      ++out.records_read;
+      return out.ok();
+    }
     rapidjson::Document& doc = record.doc;
     doc.Parse(line.text.data(), line.text.size());
     if (doc.HasParseError()) {
@@ -57,16 +65,12 @@ void read_transcript(const LogSource& transcript, const std::string& file, ReadS
       report.error(line.number, at, "not JSON: " + why, "each line of a transcript is one JSON object");
       return false;
     }
-    const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
     if (!doc.IsObject()) {
-      report.error(line.number, column, "a record is a JSON object", "each line of a transcript is one JSON object");
+      report.error(line.number, record.column, "a record is a JSON object",
+                   "each line of a transcript is one JSON object");
       return false;
     }
     ++out.records_read;
-    record.line = line.number;
-    record.column = column;
-    record.offset = line.begin;
-    record.size = line.text.size();
     read(std::move(record));
     return out.ok();
   });

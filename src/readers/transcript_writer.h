@@ -46,8 +46,13 @@ struct TranscriptRecord {
 // for the other inputs.
 // Counts each record in out.records_read; stops at the first error. One
 // record is in memory at a time (and what `read` keeps of it).
+// `skim` (optional) looks at each line first, with the record's place (its
+// doc empty): true when it took what it needs from the line, which is then
+// certainly a JSON object (and `read` is not called); false when it is not
+// sure, and the line is parsed and handed to `read`.
+using TranscriptSkim = std::function<bool(std::string_view text, const TranscriptRecord& place)>;
 void read_transcript(const LogSource& transcript, const std::string& file, ReadSession& out,
-                     const std::function<void(TranscriptRecord&&)>& read);
+                     const std::function<void(TranscriptRecord&&)>& read, const TranscriptSkim& skim = {});
 void read_transcript(std::string transcript, const std::string& file, ReadSession& out,
                      const std::function<void(TranscriptRecord&&)>& read);
 

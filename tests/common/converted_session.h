@@ -61,4 +61,24 @@ inline std::vector<std::string> texts_of(const Converted& s) {
   return out;
 }
 
+// All a conversion gives: the session, each finding (line, column, message) and the repairs counted.
+inline std::string everything_of(const Converted& s) {
+  std::string out = s.session;
+  for (const Diagnostic& d : s.diagnostics)
+    out += std::to_string(d.line) + ":" + std::to_string(d.column) + " " + d.message + "\n";
+  for (const auto& [repair, n] : s.repairs) out += repair + "=" + std::to_string(n) + "\n";
+  return out;
+}
+
+// A JSONL input whose every line has a member with an escaped key (which no
+// reader reads) first: the readers that skim a record's line parse such a
+// line into a Document instead, so the two paths can be compared.
+inline std::string with_escaped_keys(const std::string& jsonl) {
+  std::string out;
+  std::istringstream in(jsonl);
+  for (std::string line; std::getline(in, line);)
+    out += (line.rfind('{', 0) == 0 ? "{\"\\u0078\":0," + line.substr(1) : line) + "\n";
+  return out;
+}
+
 }  // namespace pihydrate::test_support

@@ -250,3 +250,43 @@ TEST(GeminiCli, BrokenLogsAreErrorsAtTheirPlace) {
 
 }  // namespace
 }  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// G1, G2, G5, G11: the first pass reads a record's kind and a message's short
+// fields by skimming its line; what it reads is what the record's Document
+// says, for repeated keys (the last counts), values of other types, and
+// counts that are no uint64.
+TEST(GeminiCli, SkimmedRecordsReadAsTheirDocuments) {
+  const std::string chat =
+      R"({"sessionId":"s","projectHash":"h","startTime":7,"startTime":"2026-11-28T06:07:22.028Z","kind":"subagent","directories":[1,"/no"],"directories":["/d\u0000x","/e"]})"
+      "\n" +
+      kContext + "\n" + user("u1", "Hello") + "\n" +
+      R"({"id":"g1","timestamp":null,"type":"gemini","content":"Hi","model":"m1","model":"m2","tokens":{"input":9},"tokens":{"input":1.5,"output":-3,"cached":7,"thoughts":2,"thoughts":{}}})"
+      "\n" +
+      R"({"id":5,"$set":{"kind":"x","kind":3,"directories":[],"directories":["/s"]}})"
+      "\n" +
+      R"({"id":"g1","type":"gemini","content":"Hi again","model":"","tokens":{"input":18446744073709551615}})"
+      "\n" +
+      R"({"$rewindTo":3,"id":"u2","timestamp":"2026-11-28T06:07:25.000Z","type":"user","content":"More"})"
+      "\n" +
+      R"({"id":"g2","timestamp":"2026-11-28T06:07:26.000Z","type":"gemini","content":"Sure","tokens":[1]})"
+      "\n" +
+      R"({"$set":[],"sessionId":"s","projectHash":"h","messages":{}})"
+      "\n" +
+      R"({"foo":{"id":"x"},"$set":"no","$rewindTo":null})"
+      "\n" +
+      R"({"id":"g3","type":"gemini","content":"Later","model":"m3"})"
+      "\n" +
+      R"({"$rewindTo":"g3"})"
+      "\n";
+  const Converted skimmed = convert(chat), parsed = convert(test_support::with_escaped_keys(chat));
+  ASSERT_TRUE(skimmed.ok());
+  EXPECT_EQ(test_support::everything_of(skimmed), test_support::everything_of(parsed));
+  EXPECT_NE(skimmed.session.find(R"("model":"m2")"), std::string::npos);
+  EXPECT_EQ(skimmed.session.find("Later"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pihydrate

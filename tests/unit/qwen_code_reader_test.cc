@@ -185,3 +185,29 @@ TEST(QwenCodeReader, BadInputIsAnErrorWithItsPlace) {
 
 }  // namespace
 }  // namespace pihydrate
+
+namespace pihydrate {
+namespace {
+
+// Q1, Q2: the first pass reads a record's ids by skimming its line; what it
+// reads is what the record's Document says, for repeated keys (the last
+// counts) and values that are not strings.
+TEST(QwenCodeReader, SkimmedRecordsReadAsTheirDocuments) {
+  const std::string chat =
+      R"({"cwd":{"a":1},"cwd":"/home/me","uuid":"x","uuid":"u1","parentUuid":null,"sessionId":"s-1","type":"user","timestamp":"2026-11-28T06:00:00.000Z","message":{"role":"user","parts":[{"text":"Hi","uuid":"no"}]}})"
+      "\n" +
+      model("a1", "u1", R"({"text":"Hello"})") + telemetry("t1", "a1") +
+      R"({"uuid":["u9"],"type":"user","parentUuid":"t1","message":{"role":"user","parts":[{"text":"lost"}]}})"
+      "\n" +
+      R"({"uuid":"u2","parentUuid":"t1","parentUuid":"a1","type":7,"type":"user","subtype":null,"message":{"role":"user","parts":[{"text":"More"}]}})"
+      "\n" +
+      model("a2", "u2", R"({"text":"Sure"})");
+  const Converted skimmed = convert(chat), parsed = convert(test_support::with_escaped_keys(chat));
+  ASSERT_TRUE(skimmed.ok());
+  EXPECT_EQ(test_support::everything_of(skimmed), test_support::everything_of(parsed));
+  EXPECT_EQ(texts_of(skimmed),
+            (std::vector<std::string>{"session", "user:Hi", "assistant:Hello", "user:More", "assistant:Sure"}));
+}
+
+}  // namespace
+}  // namespace pihydrate
