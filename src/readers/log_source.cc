@@ -1,5 +1,6 @@
 // Streaming JSON-lines input (log_source.h).
 #include "readers/log_source.h"
+#include "pihydrate/line_reader.h"
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "core/json_spans.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/line_reader.h"
 
 namespace pihydrate {
 
@@ -52,6 +54,7 @@ std::string& RecordWindow::read(const LogSource& source, std::uint64_t offset, s
     window_begin_ = offset;
   }
   const std::size_t from = static_cast<std::size_t>(offset - window_begin_);
+  record_.reserve(size + 1 + kLinePadding);  // an in-place parse's SSE2 scan reads past the end: see kLinePadding
   record_.assign(window_, from, std::min(size, window_.size() - from));  // fewer when the input shrank
   neutralize_lone_surrogates(record_.data(), record_.size());
   return record_;

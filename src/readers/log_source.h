@@ -50,7 +50,8 @@ std::string read_record(const LogSource& source, std::uint64_t offset, std::size
 // inside it are taken from it, instead of a read each.
 class RecordWindow {
  public:
-  // As read_record; the bytes stay until the next call, and the caller may change them (a parse in place).
+  // As read_record; the bytes stay until the next call, and the caller may change them (a parse in place:
+  // kLinePadding bytes past them are addressable).
   std::string& read(const LogSource& source, std::uint64_t offset, std::size_t size);
 
  private:
