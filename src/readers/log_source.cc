@@ -1,6 +1,5 @@
 // Streaming JSON-lines input (log_source.h).
 #include "readers/log_source.h"
-#include "pihydrate/line_reader.h"
 
 #include <unistd.h>
 
