@@ -449,9 +449,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     Frame closing = frames_.back();
     frames_.pop_back();
     if (closing == Frame::kBlock) {
-      if (block_type_ != "text") {
-        (block_type_ == "thinking" || block_type_ == "redacted_thinking" ? e_.content_has_thinking
-                                                                         : e_.content_has_other) = true;
+      if (block_type_ == "thinking" || block_type_ == "redacted_thinking") {
+        e_.content_has_thinking = true;
+      } else if (block_type_ != "text") {
+        e_.content_has_other = true;
       } else if (block_text_ == BlockText::kNonBlank) {
         e_.content_has_other = true;
       } else if (e_.content_blank_texts < UINT8_MAX) {
