@@ -16,10 +16,12 @@
 #   SIZE=256M tools/bench-compare.sh   the inputs' size (default 64M; gen_corpus.py's --size)
 #   RUNS=10 tools/bench-compare.sh     timed runs of each binary per job (default 5)
 #   PI_HYDRATE=path tools/bench-compare.sh   the NEW binary to use as it is (not built)
+#   ONLY='gemini|qwen' tools/bench-compare.sh  only the jobs whose name matches this extended regex
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${SIZE:-64M}
 runs=${RUNS:-5}
+only=${ONLY:-}
 seed=1
 if [ $# -ge 1 ]; then
   rev=$1
@@ -100,6 +102,7 @@ printf '%-24s %8s %8s %8s  %8s %8s %8s  %6s %6s %6s  %6s %7s  %s\n' job old_min 
   new_MiB min_x med_x rss_x floor floor_x output
 job() {  # job NAME INPUT ARGS...   (@OUT@ in ARGS: the output file)
   local name=$1 in=$2; shift 2
+  [ -z "$only" ] || [[ $name =~ $only ]] || return 0
   local ow=() nw=() orss=() nrss=() w k i f which note old_exit new_exit floor
   cat "$in" > /dev/null
   # The floor: the best of three RapidJSON passes (none for a database).
