@@ -3,9 +3,11 @@
 #include "pihydrate/output_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,6 +49,11 @@ void set_pending(const std::string& path) {
 void clear_pending() { g_pending_temp[0] = '\0'; }
 
 std::string errno_text() { return std::strerror(errno); }
+
+bool on_tmpfs(int fd) {
+  struct statfs fs {};
+  return ::fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+}
 
 }  // namespace
 
@@ -147,7 +154,10 @@ void OutputFile::expect_bytes(std::uint64_t bytes) {
   // in the kernel: ext4 no longer reserves and maps them a page at a time.
   // The file's size does not change; a file system that cannot, or a disk
   // too full, leaves it to the writes, which report what goes wrong.
-  if (bytes == 0) return;
+  // tmpfs has no blocks to map: reserving there allocates and zeroes every
+  // page before the writes fill it, which costs more than it saves, on the
+  // thread that renders.
+  if (bytes == 0 || on_tmpfs(fd_)) return;
   if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(written_ + buffer_.size()), static_cast<off_t>(bytes)) ==
           0 ||
       errno == ENOSPC)  // a partial reservation may remain

@@ -1,6 +1,9 @@
 // OutputFile: lines and blocks in order, reserved blocks given back, the size what was written.
 #include "pihydrate/hydrate.h"
 
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +99,20 @@ TEST(OutputFileTest, ReservedBlocksAreGivenBackAndTheSizeIsWhatWasWritten) {
     output.copy_to(copied);
     EXPECT_TRUE(copied.str() == expected);
   }
+}
+
+// On tmpfs nothing is reserved: there a reservation allocates and zeroes
+// every page before the writes fill it, which costs more than it saves.
+TEST(OutputFileTest, NothingIsReservedOnTmpfs) {
+  struct statfs fs {};
+  if (::statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC) GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+  OutputFile output("/dev/shm");
+  output.write_line("header");
+  output.expect_bytes(std::uint64_t{8} << 20);
+  output.flush();
+  struct stat st {};
+  ASSERT_EQ(::fstat(output.fd(), &st), 0);
+  EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, std::uint64_t{1} << 20) << "blocks were reserved";
 }
 
 }  // namespace
