@@ -114,6 +114,9 @@ struct Diagnostic {
   std::uint64_t column = 0;  // 1-based byte column; 0 when line is 0
   std::string message;
   std::string hint;
+  // A summary's: how many findings of its code it stands for, not listed
+  // (findings.h). 0 for a finding of its own.
+  std::uint64_t unlisted = 0;
 };
 
 using Diagnostics = std::vector<Diagnostic>;

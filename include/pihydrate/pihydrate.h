@@ -16,6 +16,7 @@
 
 #include "pihydrate/context.h"  // build_resume_context: what pi sends when it resumes
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/findings.h"  // kListedPerCode: how many findings of a code a report lists
 #include "pihydrate/hydrate.h"
 #include "pihydrate/pi_paths.h"      // find_pi_session_dir: where pi keeps sessions
 #include "pihydrate/session_tree.h"  // read_session_tree: the tree pi reads

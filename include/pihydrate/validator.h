@@ -41,8 +41,9 @@ FileReport validate_index(const SessionIndex& index, const ValidateOptions& opti
 // The same with pi's view of it already built (for options.pi_version).
 FileReport validate_index(const SessionIndex& index, const PiView& view, const ValidateOptions& options);
 
-// The report of a file's findings (sorted): verdicts from their severities
-// and levels, counts, and at most 100 listed per code up to `level`.
+// The report of a file's findings: verdicts from their severities and
+// levels, counts, and up to `level` at most kListedPerCode (findings.h)
+// listed per code, in the order given, with a summary of the rest.
 FileReport summarize_findings(const std::string& file, std::uint64_t lines, std::uint64_t entries, Diagnostics all,
                               Level level);
 

@@ -87,18 +87,13 @@ int fail_usage(std::ostream& err, const std::string& message) {
   return kExitUsage;
 }
 
-// At most 100 findings of one code are printed; the rest are counted.
-// Each report goes to stderr in one write: stderr is unbuffered, and a
-// write per piece (a byte at a time for JSON) took milliseconds.
+// The report lists at most kListedPerCode findings of a code, and a summary
+// of the rest. Each report goes to stderr in one write: stderr is
+// unbuffered, and a write per piece (a byte at a time for JSON) took
+// milliseconds.
 void print_diagnostics(const Diagnostics& diagnostics, std::ostream& err) {
   std::ostringstream text;
-  std::map<int, std::size_t> seen;
-  for (const Diagnostic& d : diagnostics)
-    if (seen[static_cast<int>(d.code)]++ < 100) write_diagnostic_text(d, text);
-  for (const auto& [code, count] : seen)
-    if (count > 100)
-      text << "pi-hydrate: " << (count - 100) << " more " << code_name(static_cast<Code>(code))
-           << " findings not listed\n";
+  for (const Diagnostic& d : diagnostics) write_diagnostic_text(d, text);
   err << text.str();
 }
 

@@ -66,6 +66,10 @@ void write_diagnostic_json(const Diagnostic& d, JsonWriter& w) {
   w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
   w.Key("hint");
   w.String(d.hint.c_str(), static_cast<rapidjson::SizeType>(d.hint.size()));
+  if (d.unlisted > 0) {  // a summary of findings not listed
+    w.Key("unlisted");
+    w.Uint64(d.unlisted);
+  }
   w.EndObject();
 }
 

@@ -16,6 +16,7 @@
 #include "jobs/hydrate_job.h"
 #include "jobs/opened_input.h"
 #include "pihydrate/errors.h"
+#include "pihydrate/findings.h"
 #include "pihydrate/output_file.h"
 #include "pihydrate/pihydrate.h"
 #include "pihydrate/reader.h"
@@ -187,10 +188,10 @@ void name_directory_output(Target& target, const OpenedInput& in, const HydrateR
   check_output_target(target.file, in.path(), target.output.overwrite());
 }
 
-}  // namespace
-
-HydrateResult hydrate(const Input& input, const HydrateRequest& request, const Output& output,
-                      const ProcessHooks& hooks) {
+// hydrate(), its findings listed as they were found: the reader's, the
+// session path's and the verification's, each list of its own.
+HydrateResult hydrate_listing_all(const Input& input, const HydrateRequest& request, const Output& output,
+                                  const ProcessHooks& hooks) {
   HydrateOptions ho = hydrate_options(request);
   const ReaderRegistry& registry = request.readers != nullptr ? *request.readers : ReaderRegistry::standard();
   OpenedInput in(input);
@@ -257,6 +258,16 @@ HydrateResult hydrate(const Input& input, const HydrateRequest& request, const O
     target.created.keep();
   }
   result.ok = true;
+  return result;
+}
+
+}  // namespace
+
+HydrateResult hydrate(const Input& input, const HydrateRequest& request, const Output& output,
+                      const ProcessHooks& hooks) {
+  HydrateResult result = hydrate_listing_all(input, request, output, hooks);
+  // At most kListedPerCode findings of a code in all, and one summary each.
+  list_at_most_per_code(result.report.diagnostics);
   return result;
 }
 

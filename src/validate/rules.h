@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "pihydrate/findings.h"
 #include "pihydrate/pi_view.h"
 #include "pihydrate/validator.h"
 
@@ -11,7 +12,7 @@ namespace pihydrate {
 
 class RuleContext {
  public:
-  RuleContext(const SessionIndex& index_in, const PiView& view_in, const ValidateOptions& options_in, Diagnostics& out)
+  RuleContext(const SessionIndex& index_in, const PiView& view_in, const ValidateOptions& options_in, Findings& out)
       : index(index_in), view(view_in), options(options_in), out_(out) {}
 
   const SessionIndex& index;
@@ -31,7 +32,7 @@ class RuleContext {
                        std::string message, std::string hint);
 
  private:
-  Diagnostics& out_;
+  Findings& out_;
 };
 
 // Quotes a value for a message, shortened so one diagnostic stays one line.

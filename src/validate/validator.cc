@@ -2,7 +2,6 @@
 #include "pihydrate/validator.h"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 #include <tuple>
 
@@ -26,7 +25,7 @@ void RuleContext::report_at_level(Code code, Severity severity, Level level, std
   d.column = line == 0 ? 0 : std::max<std::uint64_t>(column, 1);
   d.message = std::move(message);
   d.hint = std::move(hint);
-  out_.push_back(std::move(d));
+  out_.add(std::move(d));
 }
 
 std::string quoted(std::string_view text) { return quote_for_message(text); }
@@ -35,9 +34,41 @@ FileReport validate_index(const SessionIndex& index, const ValidateOptions& opti
   return validate_index(index, build_pi_view(index, options.pi_version), options);
 }
 
+namespace {
+
+// The report of what `findings` gathered: verdicts and counts from all of
+// them; listed, the findings kept (sorted by position when `by_position`),
+// then a summary per code of those not listed.
+FileReport report_of(const std::string& file, std::uint64_t lines, std::uint64_t entries, Findings& findings,
+                     bool by_position) {
+  FileReport report;
+  report.file = file;
+  report.lines = lines;
+  report.entries = entries;
+  report.complete = !findings.limit_hit();
+  report.loadable = !findings.any_error_at(Level::kLoad);
+  report.resumable = report.loadable && !findings.any_error_at(Level::kResume);
+  report.errors = findings.errors();
+  report.warnings = findings.warnings();
+  report.diagnostics = findings.take_kept();
+  if (by_position) {
+    std::stable_sort(report.diagnostics.begin(), report.diagnostics.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) {
+                       return std::make_tuple(a.line, a.column, static_cast<int>(a.code)) <
+                              std::make_tuple(b.line, b.column, static_cast<int>(b.code));
+                     });
+  }
+  findings.append_summaries(report.diagnostics);
+  return report;
+}
+
+}  // namespace
+
 FileReport validate_index(const SessionIndex& index, const PiView& view, const ValidateOptions& options) {
-  Diagnostics all;
-  RuleContext ctx(index, view, options, all);
+  // Every finding counts; at most kListedPerCode of one code are kept, the
+  // first by position, so a file of a million bad entries costs a hundred.
+  Findings findings(options.level);
+  RuleContext ctx(index, view, options, findings);
   check_file_rules(ctx);
   check_tree_rules(ctx);
   if (options.content_rules) {
@@ -50,52 +81,14 @@ FileReport validate_index(const SessionIndex& index, const PiView& view, const V
       check_lint_rules(ctx);
     }
   }
-
-  std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return std::make_tuple(a.line, a.column, static_cast<int>(a.code)) <
-           std::make_tuple(b.line, b.column, static_cast<int>(b.code));
-  });
-
-  return summarize_findings(index.file, index.line_count, view.nodes.size(), std::move(all), options.level);
+  return report_of(index.file, index.line_count, view.nodes.size(), findings, /*by_position=*/true);
 }
 
 FileReport summarize_findings(const std::string& file, std::uint64_t lines, std::uint64_t entries, Diagnostics all,
                               Level level) {
-  FileReport report;
-  report.file = file;
-  report.lines = lines;
-  report.entries = entries;
-  bool load_error = false, resume_error = false;
-  for (const Diagnostic& d : all) {
-    if (static_cast<int>(d.code) >= 900) report.complete = false;
-    if (d.severity != Severity::kError) continue;
-    load_error = load_error || d.level == Level::kLoad;
-    resume_error = resume_error || d.level == Level::kResume;
-  }
-  report.loadable = !load_error;
-  report.resumable = !load_error && !resume_error;
-  // Every finding counts; at most kListedPerCode of one code are listed.
-  constexpr std::size_t kListedPerCode = 100;
-  std::map<int, std::size_t> listed, unlisted;
-  for (Diagnostic& d : all) {
-    if (static_cast<int>(d.level) > static_cast<int>(level)) continue;
-    (d.severity == Severity::kError ? report.errors : report.warnings)++;
-    if (listed[static_cast<int>(d.code)]++ >= kListedPerCode) {
-      ++unlisted[static_cast<int>(d.code)];
-      continue;
-    }
-    report.diagnostics.push_back(std::move(d));
-  }
-  for (const auto& [code, count] : unlisted) {
-    Diagnostic d;
-    d.code = static_cast<Code>(code);
-    d.severity = Severity::kWarning;
-    d.level = code_info(d.code).level;
-    d.file = file;
-    d.message = std::to_string(count) + " more " + code_name(d.code) + " findings like the ones above are not listed";
-    report.diagnostics.push_back(std::move(d));
-  }
-  return report;
+  Findings findings(level);
+  findings.add_all(std::move(all));
+  return report_of(file, lines, entries, findings, /*by_position=*/false);
 }
 
 IndexOptions index_options_for(const ValidateOptions& options) {
