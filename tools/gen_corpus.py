@@ -3,7 +3,7 @@
 
   tools/gen_corpus.py --kind KIND --size 256M --seed 1 [--cwd DIR] -o FILE
   KIND: session, session-small, session-big, thread, thread-chunky, thread-raw, session-v1, codex, claude-code,
-        gemini-cli, qwen-code, events
+        gemini-cli, qwen-code, events, events-noisy
 
 The same size and seed always give the same bytes. The mix (docs/performance.md):
   - user turns, a few sentences each;
@@ -35,7 +35,9 @@ before ended, and so does any other root but a compaction's (Claude Code, Qwen C
 keeps its $set message lists (a later one would replace the conversation so far).
 events writes a pi event capture made of the RPC and json-mode recordings of
 tests/scenarios/recorded/pi-1.6.0/*/events.jsonl the same way: one session header, the other copies'
-headers and session-changing responses left out, fresh ids.
+headers and session-changing responses left out, fresh ids. events-noisy is the same capture with
+three lines of stderr after each event (npm's and node's warnings mixed into a captured stdout),
+which the reader skips, each with a warning.
 """
 import hashlib
 import io
@@ -328,8 +330,9 @@ def fresh_ids(line, copy, keep):
     return ID_KEYS.sub(lambda m: m.group(0) if UUID.fullmatch(f'"{m.group(2)}"') else f'"{m.group(1)}":"{m.group(2)}_{copy:06d}"', line)
 
 
-def write_recordings(out, target, rng, files, kind):
-    """Copies of the recordings in `files`, in an order the seed draws, until `target` bytes are written."""
+def write_recordings(out, target, rng, files, kind, noisy=False):
+    """Copies of the recordings in `files`, in an order the seed draws, until `target` bytes are written;
+    `noisy`: three lines of stderr after each line."""
     recordings = [[l for l in p.read_text(encoding="utf-8").splitlines(keepends=True) if l.strip()] for p in files]
     first = rng.randrange(len(recordings))
     session_id = None
@@ -366,6 +369,10 @@ def write_recordings(out, target, rng, files, kind):
                     line = line.replace('"parentUuid":null', f'"parentUuid":"{last_uuid}"', 1)
                 if record.get("uuid") and not record.get("isSidechain"):
                     last_uuid = record["uuid"]
+            if noisy:
+                warnings = "".join(f"npm warn retry {copy}.{n}: socket hang up, retrying in {n % 7 + 1}s\n"
+                                   for n in range(3))
+                line += warnings
             out.write(line)
             written += len(line.encode())
 
@@ -399,7 +406,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kind", choices=["session", "session-small", "session-big", "thread", "thread-chunky",
                                        "thread-raw", "session-v1", "codex", "claude-code", "gemini-cli", "qwen-code",
-                                       "events"], default="session")
+                                       "events", "events-noisy"], default="session")
     ap.add_argument("--size", default="16M", help="target size: bytes, or with K/M/G")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cwd", default="/tmp", help="session-v1: the header cwd")
@@ -418,6 +425,8 @@ def main():
             write_codex(out, size, rng)
         elif a.kind in ("claude-code", "gemini-cli", "qwen-code", "events"):
             write_recordings(out, size, rng, recorded_files(a.kind), a.kind)
+        elif a.kind == "events-noisy":
+            write_recordings(out, size, rng, recorded_files("events"), "events", noisy=True)
         elif a.kind == "thread-chunky":
             write_thread(out, size, rng, streamed=600)
         elif a.kind == "thread-raw":

@@ -21,6 +21,7 @@
 
 #include "core/json_spans.h"
 #include "core/json_value.h"
+#include "pihydrate/findings.h"
 #include "pihydrate/formats.h"
 #include "readers/jsonl_lines.h"
 #include "readers/log_source.h"
@@ -207,6 +208,7 @@ class CaptureReader {
       return true;
     });
     end_stream(true);
+    listed_.close();
     if (!out_.ok()) return std::move(out_);
     if (!has_conversation_) {
       error(0, 0,  // the whole capture
@@ -215,6 +217,7 @@ class CaptureReader {
       return std::move(out_);
     }
     write_thread(write);
+    listed_.close();
     return std::move(out_);
   }
 
@@ -228,7 +231,7 @@ class CaptureReader {
     d.line = line;
     d.column = column;
     d.message = std::move(message);
-    out_.diagnostics.push_back(std::move(d));
+    listed_.add(std::move(d));
   }
   void error(std::uint64_t line, std::uint64_t column, std::string message) {
     add(Severity::kError, Code::kEventCaptureInvalid, line, column, std::move(message));
@@ -756,9 +759,10 @@ class CaptureReader {
   const LogSource& source_;
   const std::string& file_;
   EventCapture out_;
-  std::string_view bytes_;         // the line being read
-  std::size_t line_begin_ = 0;     // its offset in the capture
-  std::uint64_t text_column_ = 0;  // its column in the capture line
+  FindingsList listed_{out_.diagnostics};  // a capture of a million stderr lines lists a hundred
+  std::string_view bytes_;                 // the line being read
+  std::size_t line_begin_ = 0;             // its offset in the capture
+  std::uint64_t text_column_ = 0;          // its column in the capture line
   std::uint64_t line_ = 0;
   std::string text_;  // the thread text not yet written
   // A deque: no copy of them all, and no spare half, as it grows.

@@ -296,7 +296,7 @@ void ThreadConverter::emit_raw_line(std::size_t env) {
   const std::string parent(raw_string(r, RawLine::kParent));
   if (r.has_parent && !raw_line_of_id_.count(parent)) {
     const ThreadOrigin o = origin_of(envs_[env]);
-    link_diagnostics_.push_back(
+    link_listed_.add(
         thread_export_diagnostic(Severity::kWarning, file_, o.line, o.column, ConvertedThread::path_of(o),
                                  "parent " + quote_for_message(parent) + " is not in the export; attached to " +
                                      (previous.empty() ? std::string("nothing (a root)")
@@ -386,7 +386,7 @@ void ThreadConverter::end_lossy_run() {
   rebuilt_ += count;
   const ThreadOrigin& first = out_.origins[run_start_];
   const ThreadOrigin& last = out_.origins[end - 1];
-  link_diagnostics_.push_back(thread_export_diagnostic(
+  link_listed_.add(thread_export_diagnostic(
       Severity::kWarning, file_, first.line, first.column, ConvertedThread::path_of(first),
       "the entries up to " + ConvertedThread::path_of(last) + " carry no raw pi entry: " + std::to_string(count) +
           " session entr" + (count == 1 ? "y" : "ies") + " rebuilt by the lossy rules"));
@@ -396,7 +396,9 @@ void ThreadConverter::end_lossy_run() {
 void ThreadConverter::finish_linking() {
   end_lossy_run();
   if (rebuilt_ > 0) out_.repairs["entries-rebuilt-by-lossy-rules"] += rebuilt_;
-  for (Diagnostic& d : link_diagnostics_) out_.diagnostics.push_back(std::move(d));
+  link_listed_.close();
+  for (Diagnostic& d : link_diagnostics_) listed_.add(std::move(d));
+  Diagnostics().swap(link_diagnostics_);
   if (!raw_header_.empty()) {
     out_.session_id.clear();
     out_.timestamp.clear();

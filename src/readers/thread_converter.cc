@@ -270,6 +270,7 @@ ConvertedThread convert_thread_export(char* bytes, std::size_t size, const std::
   ThreadConverter converter(doc, file, converter_options, out);
   if (!parse_export(bytes, size, file, converter_options, doc, out)) return out;
   converter.run();
+  converter.close_findings();
   return out;
 }
 
@@ -281,6 +282,7 @@ ReadThread read_thread_fast(std::string bytes, const std::string& file, const Th
   ThreadConverter converter(doc, file, converter_options, out);
   read.json_valid = parse_export(bytes.data(), bytes.size(), file, converter_options, doc, out);
   if (read.json_valid) read.entries = converter.read_only();
+  converter.close_findings();
   read.entry_count = out.entry_count;
   read.diagnostics = std::move(out.diagnostics);
   read.repairs = std::move(out.repairs);

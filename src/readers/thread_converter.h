@@ -16,6 +16,7 @@
 #include "core/json_spans.h"
 #include "pihydrate/chunked_vector.h"
 #include "pihydrate/diagnostic.h"
+#include "pihydrate/findings.h"
 #include "readers/page_window.h"
 #include "readers/thread_document.h"
 #include "readers/thread_export.h"
@@ -169,6 +170,9 @@ class ThreadConverter {
       : doc_(doc), file_(file), options_(options), out_(out) {}
 
   void run();
+  // Appends the summaries of the warnings not listed (FindingsList), once
+  // run() or read_only() is done.
+  void close_findings() { listed_.close(); }
   // Reads the entries and stops before planning (read_thread_fast).
   std::vector<ReadEntry> read_only();
   // The session written to out_.session instead of the spool (no spool given).
@@ -182,7 +186,7 @@ class ThreadConverter {
     add(Severity::kWarning, path, offset, message);
   }
   void add(Severity severity, const std::string& path, std::size_t offset, const std::string& message) {
-    out_.diagnostics.push_back(diagnostic(severity, path, offset, message));
+    listed_.add(diagnostic(severity, path, offset, message));
   }
   Diagnostic diagnostic(Severity severity, const std::string& path, std::size_t offset,
                         const std::string& message) const {
@@ -300,6 +304,7 @@ class ThreadConverter {
   const std::string& file_;
   const ThreadOptions& options_;
   ConvertedThread& out_;
+  FindingsList listed_{out_.diagnostics};  // an export of a million skipped entries lists a hundred
   // Each phase says which entry it reads, so the pages behind can go (fast path).
   PageWindow pages_;
   void reading(const Envelope& e) {
@@ -388,6 +393,7 @@ class ThreadConverter {
   std::size_t run_start_ = 0;     // the first line of the lossy run being linked, or 0
   std::uint64_t rebuilt_ = 0;     // lines rebuilt by the lossy rules (X5)
   Diagnostics link_diagnostics_;  // reported after the conversion's own, in line order
+  FindingsList link_listed_{link_diagnostics_};
   void start_linking();
   void link_lossy_line(std::string& target, std::size_t start);
   void end_lossy_run();

@@ -278,9 +278,7 @@ bool ThreadConverter::read_envelopes() {
   std::int64_t last_order_key = 0;  // the last accepted entry's
   auto settle = [&](std::size_t i, const EntryCheck& c, const Checker& checker, std::size_t& next_diagnostic) {
     auto report = [&](std::uint32_t count) {
-      out_.diagnostics.insert(out_.diagnostics.end(),
-                              checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic),
-                              checker.diagnostics.begin() + static_cast<std::ptrdiff_t>(next_diagnostic + count));
+      for (std::size_t k = next_diagnostic; k < next_diagnostic + count; ++k) listed_.add(checker.diagnostics[k]);
       next_diagnostic += count;
     };
     report(c.before_id);

@@ -50,6 +50,8 @@ JOBS = [
     ("--session gemini-cli", "gemini-cli", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 768, 0),
     ("--session qwen-code", "qwen-code", ["--session", "FILE", "--cwd", "/tmp", "-o", "OUT"], 640, 0),
     ("--events", "events", ["--events", "FILE", "--cwd", "/tmp", "-o", "OUT"], 512, 0),
+    # Three stderr lines after each event: skipped lines are counted, not held (128 B a line of either).
+    ("--events noisy", "events-noisy", ["--events", "FILE", "--cwd", "/tmp", "-o", "OUT"], 128, 0),
     ("validate codex", "codex", ["validate", "FILE"], 384, 0),
     ("context codex", "codex", ["context", "FILE"], 384, 0),
     ("tree claude-code", "claude-code", ["tree", "FILE"], 640, 0),
@@ -59,7 +61,7 @@ JOBS = [
 # entry runs on inputs this many times SIZE: at SIZE, an event capture's 512
 # B per event would leave room for holding the capture itself (about 660 B an
 # event), which must show as growth over the bound.
-SCALE = {"--events": 4}
+SCALE = {"--events": 4, "--events noisy": 4}
 
 
 def parse_size(text):
