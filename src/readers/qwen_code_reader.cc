@@ -535,7 +535,7 @@ class QwenCodeReader {
 
   void write_pending(Pending& p) {
     // Q1: ids from the record's uuid, one chain; a record without a time takes the previous one's.
-    const std::string id = entry_id_for(p.key.empty() ? p.uuid : p.key, taken_ids_);
+    const std::string id = entry_ids_.id_for(p.key.empty() ? p.uuid : p.key);
     if (p.timestamp.empty()) p.timestamp = last_timestamp_.empty() ? first_timestamp_ : last_timestamp_;
     last_timestamp_ = p.timestamp;
     const std::int64_t millis = millis_of(p.timestamp, last_millis_);
@@ -560,7 +560,7 @@ class QwenCodeReader {
     for (Deferred& d : deferred_) write_.warn(d.line, d.column, std::move(d.message), d.repair);
     // Q12: the title the user gave the session.
     if (!title_.empty())
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), parent_, last_timestamp_, last_origin_,
+      write_.entry("session_info", entry_ids_.id_for("session_info"), parent_, last_timestamp_, last_origin_,
                    [&](JsonWriter& w) { write_key_string(w, "name", title_); });
   }
 
@@ -716,7 +716,7 @@ class QwenCodeReader {
   std::uint64_t written_ = 0;
   std::unordered_map<std::string, std::vector<std::size_t>> by_uuid_;  // uuid -> its fragments, in file order
   std::vector<std::pair<std::string, std::string>> open_calls_;        // (call id, tool name) not yet answered
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::set<std::string> unknown_types_;
   std::string session_id_, first_timestamp_, cwd_, title_;
   std::string model_of_record_, last_model_;  // Q7: the record's model, else the last one seen

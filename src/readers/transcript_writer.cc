@@ -2,6 +2,9 @@
 // transcript record by record, and writing the pi session that stands for it.
 #include "readers/transcript_writer.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <rapidjson/error/en.h>
 
 #include "core/files.h"
@@ -31,6 +34,36 @@ std::string entry_id_for(const std::string& key, std::map<std::string, std::stri
     std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
     auto [it, inserted] = taken.emplace(id, key);
     if (inserted || it->second == key) return id;
+  }
+}
+
+std::string EntryIds::id_for(std::string_view key) {
+  if (table_.size() < 2 * (key_ends_.size() + 1)) {  // grown to twice the size, the ids placed again
+    std::vector<Taken> grown(std::max<std::size_t>(64, 2 * table_.size()));
+    for (const Taken& t : table_)
+      if (t.key != 0) {
+        std::size_t at = t.id & (grown.size() - 1);
+        while (grown[at].key != 0) at = (at + 1) & (grown.size() - 1);
+        grown[at] = t;
+      }
+    table_.swap(grown);
+  }
+  const auto key_of = [&](std::uint32_t k) {
+    const std::size_t begin = k == 1 ? 0 : key_ends_[k - 2];
+    return std::string_view(keys_).substr(begin, key_ends_[k - 1] - begin);
+  };
+  for (std::uint64_t seed = 0;; ++seed) {
+    std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
+    const auto value = static_cast<std::uint32_t>(std::strtoul(id.c_str(), nullptr, 16));
+    std::size_t at = value & (table_.size() - 1);  // the ids are hashes already
+    while (table_[at].key != 0 && table_[at].id != value) at = (at + 1) & (table_.size() - 1);
+    if (table_[at].key == 0) {
+      keys_.append(key);
+      key_ends_.push_back(keys_.size());
+      table_[at] = Taken{value, static_cast<std::uint32_t>(key_ends_.size())};
+      return id;
+    }
+    if (key_of(table_[at].key) == key) return id;
   }
 }
 
@@ -130,29 +163,36 @@ void SessionSpool::finish(std::string& text, ReadSession& out) {
   out.lines = std::move(state_->lines);
 }
 
+JsonWriter& TranscriptWriter::start_line() {
+  buffer_.Clear();
+  writer_.Reset(buffer_);
+  writer_.StartObject();
+  return writer_;
+}
+
+void TranscriptWriter::end_line(const TranscriptOrigin& origin) {
+  writer_.EndObject();
+  text_.append(buffer_.GetString(), buffer_.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
+  if (spool_ != nullptr) spool_->take_block(text_);
+}
+
 void TranscriptWriter::header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
                               const TranscriptOrigin& origin) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
+  JsonWriter& w = start_line();
   write_key_string(w, "type", "session");
   w.Key("version");
   w.Int(3);
   write_key_string(w, "id", session_id);
   write_key_string(w, "timestamp", timestamp);
   write_key_string(w, "cwd", cwd);
-  w.EndObject();
-  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.add(origin.line, origin.column, origin.record);
-  if (spool_ != nullptr) spool_->take_block(text_);
+  end_line(origin);
 }
 
 void TranscriptWriter::entry(const char* type, const std::string& id, const std::string& parent,
                              const std::string& timestamp, const TranscriptOrigin& origin,
                              const std::function<void(JsonWriter&)>& write_members) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
+  JsonWriter& w = start_line();
   write_key_string(w, "type", type);
   write_key_string(w, "id", id);
   w.Key("parentId");
@@ -162,10 +202,7 @@ void TranscriptWriter::entry(const char* type, const std::string& id, const std:
     write_string(w, parent);
   write_key_string(w, "timestamp", timestamp);
   write_members(w);
-  w.EndObject();
-  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.add(origin.line, origin.column, origin.record);
-  if (spool_ != nullptr) spool_->take_block(text_);
+  end_line(origin);
 }
 
 void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint) {

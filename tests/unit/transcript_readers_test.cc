@@ -2,8 +2,12 @@
 // docs/codex.md): how each reader bids, and the rules a recording alone
 // does not pin down, each on a small hand-written transcript.
 #include "common/converted_session.h"
+#include "pihydrate/formats.h"
 #include "readers/readers.h"
+#include "readers/transcript_writer.h"
 
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -286,6 +290,29 @@ TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
   EXPECT_EQ(s.diagnostics[0].line, 1u);
+}
+
+// EntryIds is entry_id_for without a tree: the same id for every key, the
+// same id again for a key asked twice, and each id taken once. 200000 keys
+// of 32-bit ids hold a few collisions (about n^2 / 2^33), which move a key
+// on to the next seed in both.
+TEST(TranscriptWriter, EntryIdsGiveTheIdsOfEntryIdFor) {
+  std::map<std::string, std::string> taken;
+  EntryIds ids;
+  std::set<std::string> seen;
+  int moved = 0;  // keys whose first id was taken
+  for (int n = 0; n < 200000; ++n) {
+    const std::string key = "key:" + std::to_string(n);
+    const std::string id = ids.id_for(key);
+    ASSERT_EQ(id, entry_id_for(key, taken)) << key;
+    EXPECT_TRUE(seen.insert(id).second) << key;
+    if (n % 1000 == 0) {
+      EXPECT_EQ(ids.id_for(key), id) << key;
+    }
+    moved += id != hex8_id(stable_hash(key));
+  }
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(taken.size(), 200000u);  // a key asked again took no id of its own
 }
 
 }  // namespace
