@@ -690,7 +690,10 @@ class GeminiCliReader {
   }
 
   std::int64_t millis() {
-    last_millis_ = millis_of(timestamp_, last_millis_);
+    if (timestamp_ != millis_time_) {  // a message's entries share its time: read once
+      last_millis_ = millis_of(timestamp_, last_millis_);
+      millis_time_ = timestamp_;
+    }
     return last_millis_;
   }
 
@@ -732,6 +735,7 @@ class GeminiCliReader {
   std::set<std::string> answered_;                           // call ids with a result written
   EntryIds entry_ids_;
   std::string session_id_, start_time_, directory_, kind_, cwd_, timestamp_, last_id_;
+  std::string millis_time_;  // the time last_millis_ was read from
   std::int64_t last_millis_ = 0;
   std::uint64_t entries_ = 0;
   std::uint64_t header_line_ = 1;

@@ -3,7 +3,7 @@
 #include "readers/transcript_writer.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstring>
 
 #include <rapidjson/error/en.h>
 
@@ -54,7 +54,8 @@ std::string EntryIds::id_for(std::string_view key) {
   };
   for (std::uint64_t seed = 0;; ++seed) {
     std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
-    const auto value = static_cast<std::uint32_t>(std::strtoul(id.c_str(), nullptr, 16));
+    std::uint32_t value = 0;
+    for (const char c : id) value = value << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
     std::size_t at = value & (table_.size() - 1);  // the ids are hashes already
     while (table_[at].key != 0 && table_[at].id != value) at = (at + 1) & (table_.size() - 1);
     if (table_[at].key == 0) {
@@ -221,6 +222,43 @@ void TranscriptWriter::warn(std::uint64_t line, std::uint64_t column, std::strin
                                         std::move(message),
                                         {}});
   count(repair);
+}
+
+bool JsonWriter::String(const Ch* text, rapidjson::SizeType length, bool) {
+  // What Writer escapes, and how: 'u' is \u00XX.
+  static constexpr char kEscape[256] = {
+      'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f',  'r', 'u', 'u',  // 00
+      'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',  'u', 'u', 'u',  // 10
+      0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 20
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 30
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 40
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,   0,   0,    // 50
+  };
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  Prefix(rapidjson::kStringType);
+  const std::size_t room = 2 + std::size_t{length} * 6;  // every byte \u00XX, and the quotes
+  char* const begin = os_->Push(room);
+  char* out = begin;
+  *out++ = '"';
+  for (const char *p = text, *end = text + length; p != end;) {
+    const char* run = p;
+    while (p != end && kEscape[static_cast<unsigned char>(*p)] == 0) ++p;
+    std::memcpy(out, run, static_cast<std::size_t>(p - run));
+    out += p - run;
+    if (p == end) break;
+    const auto c = static_cast<unsigned char>(*p++);
+    *out++ = '\\';
+    *out++ = kEscape[c];
+    if (kEscape[c] == 'u') {
+      *out++ = '0';
+      *out++ = '0';
+      *out++ = kHex[c >> 4];
+      *out++ = kHex[c & 15];
+    }
+  }
+  *out++ = '"';
+  os_->Pop(room - static_cast<std::size_t>(out - begin));
+  return EndValue(true);
 }
 
 void write_string(JsonWriter& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }

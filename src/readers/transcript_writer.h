@@ -22,7 +22,17 @@
 
 namespace pihydrate {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+// RapidJSON's Writer into a StringBuffer, whose String() copies a run of
+// bytes that need no escape at once, and escapes the others as Writer does
+// (\" \\ \b \f \n \r \t, \u00XX for the other control bytes, nothing
+// else): Writer's own goes byte by byte for up to 16 bytes after each escape,
+// and was a tenth of the Gemini CLI reader's time.
+class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
+ public:
+  using Writer::String;
+  using Writer::Writer;
+  bool String(const Ch* text, rapidjson::SizeType length, bool copy = false);
+};
 
 // Where one line of the written session came from in the transcript.
 struct TranscriptOrigin {

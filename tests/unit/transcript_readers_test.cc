@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -313,6 +314,52 @@ TEST(TranscriptWriter, EntryIdsGiveTheIdsOfEntryIdFor) {
   }
   EXPECT_GT(moved, 0);
   EXPECT_EQ(taken.size(), 200000u);  // a key asked again took no id of its own
+}
+
+// JsonWriter's String() writes what RapidJSON's Writer writes: every byte
+// alone, between others, and in runs longer and shorter than Writer's 16-byte
+// steps; keys, nesting and a parsed document's Accept go through it too.
+TEST(TranscriptWriter, JsonWriterEscapesAsRapidJsonsWriter) {
+  std::vector<std::string> texts = {"", "plain", std::string(1, '\0'), "a\"b\\c/d\x7f\xc3\xa9\xff"};
+  for (int c = 0; c < 256; ++c) {
+    texts.push_back(std::string(1, static_cast<char>(c)));
+    texts.push_back("ab" + std::string(1, static_cast<char>(c)) + std::string(40, 'x') + static_cast<char>(c));
+  }
+  std::uint32_t state = 12345;
+  for (int n = 0; n < 2000; ++n) {
+    std::string t(state % 97, ' ');
+    for (char& c : t) {
+      state = state * 1103515245u + 12345u;
+      const unsigned pick = state >> 24;
+      c = static_cast<char>(pick % 4 == 0 ? pick % 40 : 'a' + pick % 26);  // often a control byte, a quote...
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    rapidjson::StringBuffer want_buffer, got_buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> want(want_buffer);
+    JsonWriter got(got_buffer);
+    for (auto* w : {static_cast<rapidjson::Writer<rapidjson::StringBuffer>*>(&want),
+                    static_cast<rapidjson::Writer<rapidjson::StringBuffer>*>(&got)}) {
+      w->StartObject();
+      w->Key(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+      w->StartArray();
+    }
+    for (int k = 0; k < 2; ++k) {
+      want.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+      got.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    }
+    want.EndArray(), got.EndArray();
+    want.EndObject(), got.EndObject();
+    ASSERT_EQ(std::string(got_buffer.GetString()), std::string(want_buffer.GetString()));
+    rapidjson::Document doc;
+    doc.Parse(got_buffer.GetString());
+    ASSERT_FALSE(doc.HasParseError());
+    rapidjson::StringBuffer again;
+    JsonWriter w(again);
+    doc.Accept(w);
+    EXPECT_EQ(std::string(again.GetString()), std::string(want_buffer.GetString()));
+  }
 }
 
 }  // namespace
