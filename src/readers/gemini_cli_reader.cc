@@ -32,7 +32,7 @@ namespace {
 using gemini_cli::MessageFields;
 using gemini_cli::Metadata;
 using gemini_cli::RecordFields;
-using gemini_cli::skim_record;
+using gemini_cli::RecordSkimmer;
 
 const char* const kHint = "a Gemini CLI chat log is ~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl";
 
@@ -236,6 +236,7 @@ class GeminiCliReader {
   void replay() {
     bool whole = false;
     RecordFields skimmed;
+    RecordSkimmer skimmer;
     for_each_log_line(*source_, [&](const JsonlLine& line) {
       if (out_.records_read == 0 && line.text.find_first_not_of(" \t") == line.text.find('{') &&
           line.text.find_last_not_of(" \t") == line.text.find('{')) {
@@ -244,7 +245,7 @@ class GeminiCliReader {
       }
       const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
       const Slot place{line.begin, line.text.size(), line.number, column, -1, false};
-      if (skim_record(line.text, skimmed)) return first_record(skimmed, nullptr, place);
+      if (skimmer.skim(line.text, skimmed)) return first_record(skimmed, nullptr, place);
       rapidjson::Document doc;
       doc.Parse(line.text.data(), line.text.size());
       if (doc.HasParseError()) {
@@ -285,10 +286,9 @@ class GeminiCliReader {
   void record(const RecordFields& f, const JsonValue* r, const Slot& at) {
     if (f.rewind) {
       // G1: $rewindTo drops that message and all after it; an id not in the list empties it.
-      const std::string& id = *f.rewind;
-      auto found = messages_.find(id);
-      const std::size_t from = found == messages_.end() || found->second.place == kNowhere ? 0 : found->second.place;
-      for (std::size_t i = from; i < slots_.size(); ++i) in_list_[i]->second.place = kNowhere;
+      const Message* found = find_message(*f.rewind);
+      const std::size_t from = found == nullptr || found->place == kNowhere ? 0 : found->place;
+      for (std::size_t i = from; i < slots_.size(); ++i) messages_[in_list_[i]].place = kNowhere;
       slots_.resize(from);
       in_list_.resize(from);
       write_.count("gemini-cli-rewinds");
@@ -298,7 +298,7 @@ class GeminiCliReader {
       if (const JsonValue* messages = r ? json_member(*json_member(*r, "$set"), "messages") : nullptr;
           messages && messages->IsArray()) {
         // G1: a $set holding messages replaces the whole list.
-        for (MessageEntry* m : in_list_) m->second.place = kNowhere;
+        for (const std::uint32_t m : in_list_) messages_[m].place = kNowhere;
         slots_.clear();
         in_list_.clear();
         Slot in_set = at;
@@ -342,10 +342,15 @@ class GeminiCliReader {
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    auto found = messages_.find(id);
-    if (found == messages_.end()) found = messages_.try_emplace(texts_.keep(id)).first;
-    MessageEntry& entry = *found;
-    Earlier& earlier = entry.second.earlier;
+    const std::size_t at_id = id_slot(id);
+    if (ids_[at_id] == 0) {
+      messages_.push_back(Message{texts_.keep(id), {}, kNowhere});
+      ids_[at_id] = static_cast<std::uint32_t>(messages_.size());
+    }
+    const std::uint32_t k = ids_[at_id] - 1;
+    if (2 * messages_.size() > ids_.size()) grow_ids();  // kept at most half full
+    Message& entry = messages_[k];
+    Earlier& earlier = entry.earlier;
     if (earlier.timestamp.empty()) earlier.timestamp = texts_.keep(message.timestamp);
     if (!message.model.empty()) {
       if (message.model != last_model_) last_model_ = texts_.keep(message.model);  // a log names few models
@@ -357,13 +362,13 @@ class GeminiCliReader {
       earlier.cached = message.cached;
       earlier.thoughts = message.thoughts;
     }
-    if (entry.second.place != kNowhere) {
-      slots_[entry.second.place] = at;
+    if (entry.place != kNowhere) {
+      slots_[entry.place] = at;
       return;
     }
-    entry.second.place = slots_.size();
+    entry.place = slots_.size();
     slots_.push_back(at);
-    in_list_.push_back(&entry);
+    in_list_.push_back(k);
   }
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
@@ -427,7 +432,7 @@ class GeminiCliReader {
       const Slot& s = slots_[k];
       const JsonValue* found = message_at(s);
       if (found == nullptr) continue;  // not reached: pass 1 found it at this place of these bytes
-      current_ = in_list_[k];
+      current_ = &messages_[in_list_[k]];
       const JsonValue& m = *found;
       const std::string_view type = string_at(m, "type");
       // G2: a message's time is that of its first version (the CLI's rewrite of the list restamps it).
@@ -715,21 +720,41 @@ class GeminiCliReader {
   };
   static constexpr std::size_t kNowhere = SIZE_MAX;
   struct Message {
+    std::string_view id;
     Earlier earlier;
     std::size_t place = kNowhere;  // its slot, while in the list
   };
-  using MessageEntry = std::pair<const std::string_view, Message>;
   // The message being written is nearly always the one its slot was set for (not when the log changed).
   const Earlier& earlier_of(const JsonValue& m) const {
     static const Earlier none;
     const std::string_view id = string_at(m, "id");
-    if (current_ != nullptr && current_->first == id) return current_->second.earlier;
-    auto found = messages_.find(id);
-    return found == messages_.end() ? none : found->second.earlier;
+    if (current_ != nullptr && current_->id == id) return current_->earlier;
+    const Message* found = find_message(id);
+    return found == nullptr ? none : found->earlier;
   }
-  std::unordered_map<std::string_view, Message> messages_;  // message id -> what its versions said, and its slot
-  std::vector<MessageEntry*> in_list_;                      // the message of each slot
-  const MessageEntry* current_ = nullptr;                   // the message of the slot being written
+  // Every message id seen, and what its versions said: messages_, found by id in ids_, a table probed in place
+  // (an unordered_map's node per message, made and freed, was 5% of the reader).
+  std::vector<Message> messages_;
+  std::vector<std::uint32_t> ids_ = std::vector<std::uint32_t>(1024);  // messages_[k - 1], or 0: free
+  // The place in ids_ of message `id`, or of the free slot it would take.
+  std::size_t id_slot(std::string_view id) const {
+    const std::size_t mask = ids_.size() - 1;
+    std::size_t at = std::hash<std::string_view>()(id) & mask;
+    while (ids_[at] != 0 && messages_[ids_[at] - 1].id != id) at = (at + 1) & mask;
+    return at;
+  }
+  void grow_ids() {
+    std::vector<std::uint32_t> old(2 * ids_.size());
+    old.swap(ids_);
+    for (const std::uint32_t k : old)
+      if (k != 0) ids_[id_slot(messages_[k - 1].id)] = k;
+  }
+  const Message* find_message(std::string_view id) const {
+    const std::uint32_t k = ids_[id_slot(id)];
+    return k == 0 ? nullptr : &messages_[k - 1];
+  }
+  std::vector<std::uint32_t> in_list_;  // the message of each slot, in messages_
+  const Message* current_ = nullptr;    // the message of the slot being written
   std::string_view last_model_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
   std::set<std::string> answered_;                           // call ids with a result written

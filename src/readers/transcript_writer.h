@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +33,9 @@ class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
   using Writer::String;
   using Writer::Writer;
   bool String(const Ch* text, rapidjson::SizeType length, bool copy = false);
+  // Writer's Key is its String (written by Writer's own).
+  bool Key(const Ch* text, rapidjson::SizeType length, bool copy = false) { return String(text, length, copy); }
+  bool Key(const Ch* text) { return String(text, static_cast<rapidjson::SizeType>(std::strlen(text))); }
 };
 
 // Where one line of the written session came from in the transcript.
