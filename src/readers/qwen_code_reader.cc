@@ -99,7 +99,13 @@ bool skim_record(std::string_view text, RecordFields& fields) {
 
 // A record's fragments (Q2), parsed again from the chat file when the
 // record is converted; the entries made from them point into them.
-using Fragments = std::deque<rapidjson::Document>;
+// A record's fragments (Q2), parsed into one pool sized to their bytes (a Document's own pool takes 64 KiB at once,
+// made and freed for each record: a tenth of the reader).
+struct Fragments {
+  explicit Fragments(std::size_t bytes) : pool(bytes) {}
+  rapidjson::MemoryPoolAllocator<> pool;
+  std::deque<rapidjson::Document> docs;
+};
 
 // One pi entry to write, in chain order (Q9 may take back a user message).
 struct Pending {
@@ -262,11 +268,13 @@ class QwenCodeReader {
   // The record's fragments (Q2), parsed again from the file; Q3: telemetry
   // and bookkeeping are never read.
   void load(const Record& first) {
-    auto fragments = std::make_shared<Fragments>();
     const bool read = first.type != "system" || first.subtype == "chat_compression" ||
                       first.subtype == "slash_command" || first.subtype == "custom_title";
+    std::size_t bytes = 1024;  // the values and their strings take about twice the text
+    for (std::size_t i : by_uuid_[first.uuid]) bytes += read ? 2 * records_[i].size : 0;
+    auto fragments = std::make_shared<Fragments>(bytes);
     for (std::size_t i : by_uuid_[first.uuid]) {
-      rapidjson::Document& doc = fragments->emplace_back();
+      rapidjson::Document& doc = fragments->docs.emplace_back(&fragments->pool);
       if (!read) {
         doc.SetObject();
         continue;
@@ -308,7 +316,7 @@ class QwenCodeReader {
     std::size_t k = 0;
     for (std::size_t i : by_uuid_[first.uuid]) {
       const Record& r = records_[i];
-      const JsonValue* message = json_member((*fragments_)[k++], "message");
+      const JsonValue* message = json_member(fragments_->docs[k++], "message");
       if (message == nullptr) continue;
       const JsonValue* list = message->IsObject() ? json_member(*message, "parts") : nullptr;
       if (!message->IsObject() || list == nullptr || !list->IsArray()) {
@@ -322,11 +330,11 @@ class QwenCodeReader {
     }
     if (role.empty()) role = first.type == "assistant" ? "model" : "user";
     // As Qwen Code aggregates fragments: the first model, the last usage.
-    for (const rapidjson::Document& doc : *fragments_) {
+    for (const rapidjson::Document& doc : fragments_->docs) {
       if (model_of_record_.empty()) model_of_record_ = json_string(doc, "model");
       if (const JsonValue* u = json_member(doc, "usageMetadata"); u && u->IsObject()) usage_of_record_ = u;
     }
-    content(first, role, parts, fragments_->front());
+    content(first, role, parts, fragments_->docs.front());
     model_of_record_.clear();
     usage_of_record_ = nullptr;
   }
@@ -444,7 +452,7 @@ class QwenCodeReader {
     } else if (r.subtype == "slash_command") {
       slash_command();
     } else {
-      const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+      const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
       if (r.subtype == "custom_title" && payload != nullptr) title_ = json_string(*payload, "customTitle");
       write_.count("qwen-system-records");  // Q3
     }
@@ -453,7 +461,7 @@ class QwenCodeReader {
   // Q8: a compression checkpoint holds the history Qwen Code continues with: a
   // user message with the summary, the model's acknowledgement, and what it kept.
   void compaction(const Record& r) {
-    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+    const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
     const JsonValue* history = payload ? json_member(*payload, "compressedHistory") : nullptr;
     if (history == nullptr || !history->IsArray() || history->Empty()) {
       write_.count("qwen-system-records");  // Qwen Code does not replace its history either
@@ -487,7 +495,7 @@ class QwenCodeReader {
   // prompt that typed it is not sent to the model.
   void slash_command() {
     write_.count("qwen-system-records");
-    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+    const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
     if (payload == nullptr || json_string(*payload, "phase") != "result" || json_true(*payload, "sentToModel")) return;
     const std::string raw = json_string(*payload, "rawCommand");
     if (!raw.empty() && !pending_.empty() && pending_.back().kind == Pending::Kind::kUser &&
@@ -502,7 +510,7 @@ class QwenCodeReader {
     p.kind = kind;
     p.origin = origin(r, what);
     p.key = std::move(key);
-    p.timestamp = json_string(fragments_->front(), "timestamp");
+    p.timestamp = json_string(fragments_->docs.front(), "timestamp");
     p.uuid = r.uuid;
     p.fragments = fragments_;
     return p;
