@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <rapidjson/error/en.h>
 
 #include "core/files.h"
@@ -242,6 +246,20 @@ bool JsonWriter::String(const Ch* text, rapidjson::SizeType length, bool) {
   *out++ = '"';
   for (const char *p = text, *end = text + length; p != end;) {
     const char* run = p;
+#ifdef __SSE2__
+    // 16 bytes at a time while none is a control byte, a quote or a backslash (kEscape's).
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1f);
+    for (; end - p >= 16; p += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i escaped =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                       _mm_cmpeq_epi8(_mm_max_epu8(bytes, control), control));  // unsigned bytes <= 0x1f
+      if (const int mask = _mm_movemask_epi8(escaped); mask != 0) {
+        p += __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+    }
+#endif
     while (p != end && kEscape[static_cast<unsigned char>(*p)] == 0) ++p;
     std::memcpy(out, run, static_cast<std::size_t>(p - run));
     out += p - run;

@@ -317,8 +317,8 @@ TEST(TranscriptWriter, EntryIdsGiveTheIdsOfEntryIdFor) {
 }
 
 // JsonWriter's String() writes what RapidJSON's Writer writes: every byte
-// alone, between others, and in runs longer and shorter than Writer's 16-byte
-// steps; keys, nesting and a parsed document's Accept go through it too.
+// alone, between others, and in runs longer and shorter than the 16-byte
+// steps of both; keys, nesting and a parsed document's Accept go through it too.
 TEST(TranscriptWriter, JsonWriterEscapesAsRapidJsonsWriter) {
   std::vector<std::string> texts = {"", "plain", std::string(1, '\0'), "a\"b\\c/d\x7f\xc3\xa9\xff"};
   for (int c = 0; c < 256; ++c) {
@@ -326,12 +326,15 @@ TEST(TranscriptWriter, JsonWriterEscapesAsRapidJsonsWriter) {
     texts.push_back("ab" + std::string(1, static_cast<char>(c)) + std::string(40, 'x') + static_cast<char>(c));
   }
   std::uint32_t state = 12345;
-  for (int n = 0; n < 2000; ++n) {
-    std::string t(state % 97, ' ');
+  for (int n = 0; n < 4000; ++n) {
+    const unsigned rare = n % 2 == 0 ? 4 : 64;  // often or seldom a byte to escape: short runs and long ones
+    std::string t(state % (n % 2 == 0 ? 97 : 301), ' ');
     for (char& c : t) {
       state = state * 1103515245u + 12345u;
-      const unsigned pick = state >> 24;
-      c = static_cast<char>(pick % 4 == 0 ? pick % 40 : 'a' + pick % 26);  // often a control byte, a quote...
+      const unsigned pick = state >> 20;
+      c = static_cast<char>(pick % rare == 0 ? pick % 40          // a control byte, a quote...
+                            : pick % 3 == 0  ? 0x80 + pick % 128  // UTF-8's bytes, above every escape
+                                             : 'a' + pick % 26);
     }
     texts.push_back(t);
   }
