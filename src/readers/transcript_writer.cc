@@ -28,8 +28,49 @@ bool split_data_url(std::string_view url, std::string& mime, std::string& data) 
   return !mime.empty() && !data.empty();
 }
 
+namespace {
+
+// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil): what timegm
+// counts, a day past a month's end included.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// The times the agents write, "2026-11-28T06:59:44.676Z", read without ms_from_iso's strings and timegm (4% of the
+// Gemini CLI reader); false for any other shape, or a field out of its range, which ms_from_iso reads.
+bool millis_of_utc_millis(std::string_view t, std::int64_t& ms) {
+  if (t.size() != 24 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != '.' ||
+      t[23] != 'Z')
+    return false;
+  const auto number = [&](std::size_t at, std::size_t n, unsigned& value) {
+    value = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      value = value * 10 + static_cast<unsigned>(t[i] - '0');
+    }
+    return true;
+  };
+  unsigned year, month, day, hour, minute, second, milli;
+  if (!(number(0, 4, year) && number(5, 2, month) && number(8, 2, day) && number(11, 2, hour) &&
+        number(14, 2, minute) && number(17, 2, second) && number(20, 3, milli)))
+    return false;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return false;
+  ms = ((days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60 + second;
+  ms = ms * 1000 + milli;
+  return true;
+}
+
+}  // namespace
+
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
-  const std::int64_t ms = thread_converter::ms_from_iso(iso);
+  std::int64_t ms = 0;
+  if (millis_of_utc_millis(iso, ms)) return ms < 0 ? fallback : ms;
+  ms = thread_converter::ms_from_iso(iso);
   return ms < 0 ? fallback : ms;
 }
 

@@ -4,8 +4,10 @@
 #include "common/converted_session.h"
 #include "pihydrate/formats.h"
 #include "readers/readers.h"
+#include "readers/thread_converter.h"
 #include "readers/transcript_writer.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -363,6 +365,31 @@ TEST(TranscriptWriter, JsonWriterEscapesAsRapidJsonsWriter) {
     doc.Accept(w);
     EXPECT_EQ(std::string(again.GetString()), std::string(want_buffer.GetString()));
   }
+}
+
+// millis_of reads the agents' usual times itself: what ms_from_iso reads from
+// them, for every day of years around leap rules and the epoch (a day past a
+// month's end too, which both carry into the next month), and for the
+// shapes it leaves to ms_from_iso.
+TEST(TranscriptWriter, MillisOfReadsTimesAsMsFromIso) {
+  const auto want = [](const std::string& t) {
+    const std::int64_t ms = thread_converter::ms_from_iso(t);
+    return ms < 0 ? std::int64_t{-7} : ms;
+  };
+  std::vector<std::string> times = {
+      "2026-11-28T06:59:44.676Z",  "2026-11-28T06:59:44.676+01:00", "2026-11-28T06:59:44Z",
+      "2026-11-28T06:59:44.6765Z", "2026-13-28T06:59:44.676Z",      "2026-11-28T24:00:00.000Z",
+      "2026-11-28T06:59:60.000Z",  "2026-11-28 06:59:44.676Z",      "2026-11-2AT06:59:44.676Z",
+      "1969-12-31T23:59:59.999Z",  "0000-01-01T00:00:00.000Z",      ""};
+  char text[32];
+  for (int year : {1, 1900, 1969, 1970, 1971, 1999, 2000, 2004, 2026, 2100, 2400, 9999})
+    for (int month = 1; month <= 12; ++month)
+      for (int day = 1; day <= 31; ++day) {
+        std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, (day * 7) % 24,
+                      (day * 13) % 60, (month * 5) % 60, (day * 37) % 1000);
+        times.push_back(text);
+      }
+  for (const std::string& t : times) EXPECT_EQ(millis_of(t, -7), want(t)) << t;
 }
 
 }  // namespace
