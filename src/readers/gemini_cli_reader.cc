@@ -342,12 +342,13 @@ class GeminiCliReader {
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    const std::size_t at_id = id_slot(id);
-    if (ids_[at_id] == 0) {
+    const std::size_t hash = std::hash<std::string_view>()(id);
+    const std::size_t at_id = id_slot(id, hash);
+    if (ids_[at_id].message == 0) {
       messages_.push_back(Message{texts_.keep(id), {}, kNowhere});
-      ids_[at_id] = static_cast<std::uint32_t>(messages_.size());
+      ids_[at_id] = Id{static_cast<std::uint32_t>(hash), static_cast<std::uint32_t>(messages_.size())};
     }
-    const std::uint32_t k = ids_[at_id] - 1;
+    const std::uint32_t k = ids_[at_id].message - 1;
     if (2 * messages_.size() > ids_.size()) grow_ids();  // kept at most half full
     Message& entry = messages_[k];
     Earlier& earlier = entry.earlier;
@@ -735,22 +736,33 @@ class GeminiCliReader {
   // Every message id seen, and what its versions said: messages_, found by id in ids_, a table probed in place
   // (an unordered_map's node per message, made and freed, was 5% of the reader).
   std::vector<Message> messages_;
-  std::vector<std::uint32_t> ids_ = std::vector<std::uint32_t>(1024);  // messages_[k - 1], or 0: free
-  // The place in ids_ of message `id`, or of the free slot it would take.
-  std::size_t id_slot(std::string_view id) const {
+  struct Id {
+    std::uint32_t hash = 0;     // the id's, kept: compared first, and not made again when the table grows
+    std::uint32_t message = 0;  // messages_[message - 1], or 0: a free slot
+  };
+  std::vector<Id> ids_ = std::vector<Id>(1024);  // a power of two long, at most half full
+  // The place in ids_ of message `id` (`hash` its hash), or of the free slot it would take.
+  std::size_t id_slot(std::string_view id, std::size_t hash) const {
     const std::size_t mask = ids_.size() - 1;
-    std::size_t at = std::hash<std::string_view>()(id) & mask;
-    while (ids_[at] != 0 && messages_[ids_[at] - 1].id != id) at = (at + 1) & mask;
+    std::size_t at = hash & mask;
+    while (ids_[at].message != 0 &&
+           (ids_[at].hash != static_cast<std::uint32_t>(hash) || messages_[ids_[at].message - 1].id != id))
+      at = (at + 1) & mask;
     return at;
   }
   void grow_ids() {
-    std::vector<std::uint32_t> old(2 * ids_.size());
+    std::vector<Id> old(2 * ids_.size());
     old.swap(ids_);
-    for (const std::uint32_t k : old)
-      if (k != 0) ids_[id_slot(messages_[k - 1].id)] = k;
+    const std::size_t mask = ids_.size() - 1;
+    for (const Id& i : old)
+      if (i.message != 0) {
+        std::size_t at = i.hash & mask;  // the ids are all different: the first free slot
+        while (ids_[at].message != 0) at = (at + 1) & mask;
+        ids_[at] = i;
+      }
   }
   const Message* find_message(std::string_view id) const {
-    const std::uint32_t k = ids_[id_slot(id)];
+    const std::uint32_t k = ids_[id_slot(id, std::hash<std::string_view>()(id))].message;
     return k == 0 ? nullptr : &messages_[k - 1];
   }
   std::vector<std::uint32_t> in_list_;  // the message of each slot, in messages_
