@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <functional>
-#include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,7 +32,7 @@ namespace {
 using gemini_cli::MessageFields;
 using gemini_cli::Metadata;
 using gemini_cli::RecordFields;
-using gemini_cli::skim_record;
+using gemini_cli::RecordSkimmer;
 
 const char* const kHint = "a Gemini CLI chat log is ~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl";
 
@@ -94,6 +97,13 @@ long exit_code_of(std::string_view output) {
   return code;
 }
 
+// A string member's text, as a view of the parsed record ("" when it is missing or no string): json_string without
+// the copy, for the second pass, which reads every message's strings once.
+std::string_view string_at(const JsonValue& object, std::string_view key) {
+  const JsonValue* v = json_member(object, key);
+  return v && v->IsString() ? std::string_view(v->GetString(), v->GetStringLength()) : std::string_view();
+}
+
 // A text of a string or a list of text parts (content as the CLI keeps it).
 std::string text_of(const JsonValue* content) {
   if (content == nullptr) return "";
@@ -120,8 +130,8 @@ std::string json_text(const JsonValue& v) {
 // An image part the model can be sent again: inlineData with an image's media type.
 bool is_image(const JsonValue& part) {
   const JsonValue* inline_data = json_member(part, "inlineData");
-  return inline_data && json_string(*inline_data, "mimeType").rfind("image/", 0) == 0 &&
-         !json_string(*inline_data, "data").empty();
+  return inline_data && string_at(*inline_data, "mimeType").rfind("image/", 0) == 0 &&
+         !string_at(*inline_data, "data").empty();
 }
 
 std::optional<std::string> optional_string(const JsonValue& object, std::string_view key) {
@@ -129,6 +139,32 @@ std::optional<std::string> optional_string(const JsonValue& object, std::string_
   if (v == nullptr || !v->IsString()) return std::nullopt;
   return std::string(v->GetString(), v->GetStringLength());
 }
+
+// Short texts kept for the whole replay (the messages' ids and first times), in blocks: no allocation each, and a
+// view of one stays valid while the reader lives.
+class TextArena {
+ public:
+  std::string_view keep(std::string_view text) {
+    if (text.empty()) return {};
+    if (room_ < text.size()) {
+      const std::size_t size = std::max(text.size(), kBlockBytes);
+      blocks_.push_back(std::make_unique<char[]>(size));
+      next_ = blocks_.back().get();
+      room_ = size;
+    }
+    std::memcpy(next_, text.data(), text.size());
+    const std::string_view kept(next_, text.size());
+    next_ += text.size();
+    room_ -= text.size();
+    return kept;
+  }
+
+ private:
+  static constexpr std::size_t kBlockBytes = std::size_t{1} << 16;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  std::size_t room_ = 0;
+};
 
 Metadata metadata_of(const JsonValue& m) {
   Metadata meta;
@@ -200,6 +236,7 @@ class GeminiCliReader {
   void replay() {
     bool whole = false;
     RecordFields skimmed;
+    RecordSkimmer skimmer;
     for_each_log_line(*source_, [&](const JsonlLine& line) {
       if (out_.records_read == 0 && line.text.find_first_not_of(" \t") == line.text.find('{') &&
           line.text.find_last_not_of(" \t") == line.text.find('{')) {
@@ -208,7 +245,7 @@ class GeminiCliReader {
       }
       const std::uint64_t column = line.column_of(line.begin + line.text.find_first_not_of(" \t"));
       const Slot place{line.begin, line.text.size(), line.number, column, -1, false};
-      if (skim_record(line.text, skimmed)) return first_record(skimmed, nullptr, place);
+      if (skimmer.skim(line.text, skimmed)) return first_record(skimmed, nullptr, place);
       rapidjson::Document doc;
       doc.Parse(line.text.data(), line.text.size());
       if (doc.HasParseError()) {
@@ -249,10 +286,9 @@ class GeminiCliReader {
   void record(const RecordFields& f, const JsonValue* r, const Slot& at) {
     if (f.rewind) {
       // G1: $rewindTo drops that message and all after it; an id not in the list empties it.
-      const std::string& id = *f.rewind;
-      auto found = messages_.find(id);
-      const std::size_t from = found == messages_.end() || found->second.place == kNowhere ? 0 : found->second.place;
-      for (std::size_t i = from; i < slots_.size(); ++i) in_list_[i]->second.place = kNowhere;
+      const Message* found = find_message(*f.rewind);
+      const std::size_t from = found == nullptr || found->place == kNowhere ? 0 : found->place;
+      for (std::size_t i = from; i < slots_.size(); ++i) messages_[in_list_[i]].place = kNowhere;
       slots_.resize(from);
       in_list_.resize(from);
       write_.count("gemini-cli-rewinds");
@@ -262,7 +298,7 @@ class GeminiCliReader {
       if (const JsonValue* messages = r ? json_member(*json_member(*r, "$set"), "messages") : nullptr;
           messages && messages->IsArray()) {
         // G1: a $set holding messages replaces the whole list.
-        for (MessageEntry* m : in_list_) m->second.place = kNowhere;
+        for (const std::uint32_t m : in_list_) messages_[m].place = kNowhere;
         slots_.clear();
         in_list_.clear();
         Slot in_set = at;
@@ -306,23 +342,34 @@ class GeminiCliReader {
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    MessageEntry& entry = *messages_.try_emplace(id).first;
-    Earlier& earlier = entry.second.earlier;
-    if (earlier.timestamp.empty()) earlier.timestamp = message.timestamp;
-    if (!message.model.empty()) earlier.model = last_model_ = message.model;
+    const std::size_t hash = std::hash<std::string_view>()(id);
+    const std::size_t at_id = id_slot(id, hash);
+    if (ids_[at_id].message == 0) {
+      messages_.push_back(Message{texts_.keep(id), {}, kNowhere});
+      ids_[at_id] = Id{static_cast<std::uint32_t>(hash), static_cast<std::uint32_t>(messages_.size())};
+    }
+    const std::uint32_t k = ids_[at_id].message - 1;
+    if (2 * messages_.size() > ids_.size()) grow_ids();  // kept at most half full
+    Message& entry = messages_[k];
+    Earlier& earlier = entry.earlier;
+    if (earlier.timestamp.empty()) earlier.timestamp = texts_.keep(message.timestamp);
+    if (!message.model.empty()) {
+      if (message.model != last_model_) last_model_ = texts_.keep(message.model);  // a log names few models
+      earlier.model = last_model_;
+    }
     if (message.tokens) {
       earlier.input = message.input;
       earlier.output = message.output;
       earlier.cached = message.cached;
       earlier.thoughts = message.thoughts;
     }
-    if (entry.second.place != kNowhere) {
-      slots_[entry.second.place] = at;
+    if (entry.place != kNowhere) {
+      slots_[entry.place] = at;
       return;
     }
-    entry.second.place = slots_.size();
+    entry.place = slots_.size();
     slots_.push_back(at);
-    in_list_.push_back(&entry);
+    in_list_.push_back(k);
   }
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
@@ -350,9 +397,11 @@ class GeminiCliReader {
   const JsonValue* message_at(const Slot& s) {
     if (!parsed_ || parsed_begin_ != s.begin) {
       std::string& bytes = window_.read(*source_, s.begin, s.size);
-      // A fresh Document: one parsed into again keeps what it held before (its pool only grows).
-      // Parsed in place: its strings are the window's bytes, kept until the next record is read.
-      parsed_doc_ = rapidjson::Document();
+      // The pool emptied first (a Document parsed into again keeps what it held before): its first block, kept
+      // from one record to the next, holds most records' values. Parsed in place: its strings are the window's
+      // bytes, kept until the next record is read.
+      parsed_doc_.SetNull();
+      parsed_pool_.Clear();
       parsed_doc_.ParseInsitu(bytes.data());
       if (parsed_doc_.HasParseError()) parsed_doc_.SetNull();  // the log changed under the reader
       parsed_ = true;
@@ -370,7 +419,7 @@ class GeminiCliReader {
     // G11: the directory the CLI worked in, from its preamble when it has one.
     // G2: a header without its start time takes the first message's.
     for (const Slot& s : slots_)
-      if (const JsonValue* m = message_at(s); m && json_string(*m, "type") == "user") {
+      if (const JsonValue* m = message_at(s); m && string_at(*m, "type") == "user") {
         cwd_ = workspace_of(text_of(json_member(*m, "content")));
         if (start_time_.empty()) start_time_ = json_string(*m, "timestamp");
         break;  // the preamble is the first user message
@@ -384,12 +433,12 @@ class GeminiCliReader {
       const Slot& s = slots_[k];
       const JsonValue* found = message_at(s);
       if (found == nullptr) continue;  // not reached: pass 1 found it at this place of these bytes
-      current_ = in_list_[k];
+      current_ = &messages_[in_list_[k]];
       const JsonValue& m = *found;
-      const std::string type = json_string(m, "type");
+      const std::string_view type = string_at(m, "type");
       // G2: a message's time is that of its first version (the CLI's rewrite of the list restamps it).
-      if (const std::string t = earlier_of(m).timestamp; !t.empty()) timestamp_ = t;
-      const TranscriptOrigin origin{s.line, s.column, type.empty() ? "message" : type + " message"};
+      if (const std::string_view t = earlier_of(m).timestamp; !t.empty()) timestamp_ = t;
+      const TranscriptOrigin origin{s.line, s.column, type.empty() ? "message" : std::string(type) + " message"};
       if (type == "user") {
         user(m, origin);
       } else if (type == "gemini") {
@@ -399,7 +448,7 @@ class GeminiCliReader {
         write_.count("gemini-cli-notices-dropped");
       } else {
         write_.warn(s.line, s.column,
-                    "a message of type " + (type.empty() ? std::string("(none)") : "\"" + type + "\"") +
+                    "a message of type " + (type.empty() ? std::string("(none)") : "\"" + std::string(type) + "\"") +
                         " has no pi equivalent; left out",
                     "gemini-cli-messages-dropped");
       }
@@ -453,8 +502,8 @@ class GeminiCliReader {
     });
   }
 
-  static std::string text_of_part(const JsonValue& part) {
-    return part.IsString() ? std::string(part.GetString(), part.GetStringLength()) : json_string(part, "text");
+  static std::string_view text_of_part(const JsonValue& part) {
+    return part.IsString() ? std::string_view(part.GetString(), part.GetStringLength()) : string_at(part, "text");
   }
 
   static std::string part_kind(const JsonValue& part) {
@@ -468,9 +517,9 @@ class GeminiCliReader {
     if (part.IsString()) {
       write_text_block(w, std::string_view(part.GetString(), part.GetStringLength()));
     } else if (const JsonValue* inline_data = json_member(part, "inlineData")) {
-      write_image_block(w, json_string(*inline_data, "data"), json_string(*inline_data, "mimeType"));
+      write_image_block(w, string_at(*inline_data, "data"), string_at(*inline_data, "mimeType"));
     } else {
-      write_text_block(w, json_string(part, "text"));
+      write_text_block(w, string_at(part, "text"));
     }
   }
 
@@ -481,10 +530,12 @@ class GeminiCliReader {
     if (tool_calls && !tool_calls->IsArray()) tool_calls = nullptr;
     struct Block {
       enum Kind { kText, kThinking, kCall } kind;
-      std::string text;                 // text, thinking
+      std::string_view text;            // text, thinking: in the record, or in `made`
       const JsonValue* call = nullptr;  // kCall: {id, name, args}
     };
     std::vector<Block> blocks;
+    std::deque<std::string> made;  // the texts that are not the record's own
+    const auto keep = [&](std::string text) { return std::string_view(made.emplace_back(std::move(text))); };
     bool parts_form = false;  // G5: the content is the API's parts, calls and thoughts included
     if (content && content->IsArray())
       for (const JsonValue& part : content->GetArray())
@@ -493,21 +544,26 @@ class GeminiCliReader {
       for (const JsonValue& part : content->GetArray()) {
         if (const JsonValue* call = json_member(part, "functionCall"); call && call->IsObject())
           blocks.push_back({Block::kCall, "", call});
-        else if (json_true(part, "thought") && !json_string(part, "text").empty())
-          blocks.push_back({Block::kThinking, json_string(part, "text"), nullptr});
-        else if (const std::string text = json_string(part, "text"); !text.empty())
+        else if (json_true(part, "thought") && !string_at(part, "text").empty())
+          blocks.push_back({Block::kThinking, string_at(part, "text"), nullptr});
+        else if (const std::string_view text = string_at(part, "text"); !text.empty())
           blocks.push_back({Block::kText, text, nullptr});
       }
     } else {
       // G6: thoughts as the CLI sends them back: "**subject** description".
       if (const JsonValue* thoughts = json_member(m, "thoughts"); thoughts && thoughts->IsArray())
         for (const JsonValue& t : thoughts->GetArray()) {
-          const std::string subject = json_string(t, "subject"), description = json_string(t, "description");
-          if (!subject.empty() || !description.empty())
-            blocks.push_back(
-                {Block::kThinking, subject.empty() ? description : "**" + subject + "** " + description, nullptr});
+          const std::string_view subject = string_at(t, "subject"), description = string_at(t, "description");
+          if (subject.empty() && description.empty()) continue;
+          blocks.push_back(
+              {Block::kThinking,
+               subject.empty() ? description : keep("**" + std::string(subject) + "** " + std::string(description)),
+               nullptr});
         }
-      if (const std::string text = text_of(content); !text.empty()) blocks.push_back({Block::kText, text, nullptr});
+      const std::string_view text = content && content->IsString()
+                                        ? std::string_view(content->GetString(), content->GetStringLength())
+                                        : keep(text_of(content));
+      if (!text.empty()) blocks.push_back({Block::kText, text, nullptr});
       if (tool_calls)
         for (const JsonValue& call : tool_calls->GetArray())
           if (call.IsObject()) blocks.push_back({Block::kCall, "", &call});
@@ -522,7 +578,7 @@ class GeminiCliReader {
     for (const Block& b : blocks)
       if (b.kind == Block::kCall) {
         has_calls = true;
-        calls.emplace_back(json_string(*b.call, "id"), json_string(*b.call, "name"));
+        calls.emplace_back(string_at(*b.call, "id"), string_at(*b.call, "name"));
       }
     entry("message", origin, [&](JsonWriter& w) {
       begin_message(w, "assistant");
@@ -537,8 +593,8 @@ class GeminiCliReader {
         } else {
           w.StartObject();
           write_key_string(w, "type", "toolCall");
-          write_key_string(w, "id", json_string(*b.call, "id"));
-          write_key_string(w, "name", json_string(*b.call, "name"));
+          write_key_string(w, "id", string_at(*b.call, "id"));
+          write_key_string(w, "name", string_at(*b.call, "name"));
           w.Key("arguments");
           write_object_or_empty(w, json_member(*b.call, "args"));
           w.EndObject();
@@ -564,14 +620,14 @@ class GeminiCliReader {
         const std::string id = json_string(call, "id");
         const JsonValue* result = json_member(call, "result");
         if (id.empty() || result == nullptr || result->IsNull() || call_names_.count(id) == 0) continue;
-        const std::string status = json_string(call, "status");
+        const std::string_view status = string_at(call, "status");
         const bool failed = status == "error" || status == "cancelled";
         if (result->IsString()) {
           tool_result(id, std::string_view(result->GetString(), result->GetStringLength()), {}, failed, origin);
         } else if (result->IsArray()) {
           for (const JsonValue& part : result->GetArray())
             if (const JsonValue* response = json_member(part, "functionResponse");
-                response && (json_string(*response, "id") == id || json_string(*response, "id").empty())) {
+                response && (string_at(*response, "id") == id || string_at(*response, "id").empty())) {
               function_response(*response, id, result, failed, origin);
               break;
             }
@@ -633,14 +689,17 @@ class GeminiCliReader {
 
   // G2: one chain, ids made from the messages' place.
   void entry(const char* type, const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& members) {
-    const std::string id = entry_id_for("gemini-cli:" + std::to_string(++entries_), taken_ids_);
+    const std::string id = entry_ids_.id_for("gemini-cli:" + std::to_string(++entries_));
     write_.entry(type, id, last_id_, timestamp_, origin, members);
     last_id_ = id;
     wrote_conversation_ = true;
   }
 
   std::int64_t millis() {
-    last_millis_ = millis_of(timestamp_, last_millis_);
+    if (timestamp_ != millis_time_) {  // a message's entries share its time: read once
+      last_millis_ = millis_of(timestamp_, last_millis_);
+      millis_time_ = timestamp_;
+    }
     return last_millis_;
   }
 
@@ -649,36 +708,71 @@ class GeminiCliReader {
   const LogSource* source_ = nullptr;
   RecordWindow window_;  // the second pass's reads
   std::vector<Slot> slots_;
-  rapidjson::Document parsed_doc_;
+  std::vector<char> parsed_block_ = std::vector<char>(std::size_t{1} << 16);
+  rapidjson::MemoryPoolAllocator<> parsed_pool_{parsed_block_.data(), parsed_block_.size()};
+  rapidjson::Document parsed_doc_{&parsed_pool_};
   bool parsed_ = false;
   std::size_t parsed_begin_ = 0;
   // What a message's versions said that a later version may have lost (G2, G5).
+  TextArena texts_;  // the messages' ids, times and models
   struct Earlier {
-    std::string timestamp, model;                                   // the first time, the last model named
+    std::string_view timestamp, model;                              // the first time, the last model named
     std::uint64_t input = 0, output = 0, cached = 0, thoughts = 0;  // the last token counts
   };
   static constexpr std::size_t kNowhere = SIZE_MAX;
   struct Message {
+    std::string_view id;
     Earlier earlier;
     std::size_t place = kNowhere;  // its slot, while in the list
   };
-  using MessageEntry = std::pair<const std::string, Message>;
   // The message being written is nearly always the one its slot was set for (not when the log changed).
   const Earlier& earlier_of(const JsonValue& m) const {
     static const Earlier none;
-    const std::string id = json_string(m, "id");
-    if (current_ != nullptr && current_->first == id) return current_->second.earlier;
-    auto found = messages_.find(id);
-    return found == messages_.end() ? none : found->second.earlier;
+    const std::string_view id = string_at(m, "id");
+    if (current_ != nullptr && current_->id == id) return current_->earlier;
+    const Message* found = find_message(id);
+    return found == nullptr ? none : found->earlier;
   }
-  std::unordered_map<std::string, Message> messages_;  // message id -> what its versions said, and its slot
-  std::vector<MessageEntry*> in_list_;                 // the message of each slot
-  const MessageEntry* current_ = nullptr;              // the message of the slot being written
-  std::string last_model_;
+  // Every message id seen, and what its versions said: messages_, found by id in ids_, a table probed in place
+  // (an unordered_map's node per message, made and freed, was 5% of the reader).
+  std::vector<Message> messages_;
+  struct Id {
+    std::uint32_t hash = 0;     // the id's, kept: compared first, and not made again when the table grows
+    std::uint32_t message = 0;  // messages_[message - 1], or 0: a free slot
+  };
+  std::vector<Id> ids_ = std::vector<Id>(1024);  // a power of two long, at most half full
+  // The place in ids_ of message `id` (`hash` its hash), or of the free slot it would take.
+  std::size_t id_slot(std::string_view id, std::size_t hash) const {
+    const std::size_t mask = ids_.size() - 1;
+    std::size_t at = hash & mask;
+    while (ids_[at].message != 0 &&
+           (ids_[at].hash != static_cast<std::uint32_t>(hash) || messages_[ids_[at].message - 1].id != id))
+      at = (at + 1) & mask;
+    return at;
+  }
+  void grow_ids() {
+    std::vector<Id> old(2 * ids_.size());
+    old.swap(ids_);
+    const std::size_t mask = ids_.size() - 1;
+    for (const Id& i : old)
+      if (i.message != 0) {
+        std::size_t at = i.hash & mask;  // the ids are all different: the first free slot
+        while (ids_[at].message != 0) at = (at + 1) & mask;
+        ids_[at] = i;
+      }
+  }
+  const Message* find_message(std::string_view id) const {
+    const std::uint32_t k = ids_[id_slot(id, std::hash<std::string_view>()(id))].message;
+    return k == 0 ? nullptr : &messages_[k - 1];
+  }
+  std::vector<std::uint32_t> in_list_;  // the message of each slot, in messages_
+  const Message* current_ = nullptr;    // the message of the slot being written
+  std::string_view last_model_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
   std::set<std::string> answered_;                           // call ids with a result written
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::string session_id_, start_time_, directory_, kind_, cwd_, timestamp_, last_id_;
+  std::string millis_time_;  // the time last_millis_ was read from
   std::int64_t last_millis_ = 0;
   std::uint64_t entries_ = 0;
   std::uint64_t header_line_ = 1;

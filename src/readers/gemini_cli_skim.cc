@@ -1,4 +1,4 @@
-// skim_record (gemini_cli_skim.h): a FastSaxReader handler that reads
+// RecordSkimmer (gemini_cli_skim.h): a FastSaxReader handler that reads
 // RecordFields and checks the syntax of the rest without keeping it.
 #include "readers/gemini_cli_skim.h"
 
@@ -18,7 +18,10 @@ namespace {
 // with escapes, a count RapidJSON might read as a double.
 class RecordSkim {
  public:
-  explicit RecordSkim(RecordFields& f) : f_(f) { f_ = RecordFields(); }
+  RecordSkim(RecordFields& f, std::vector<int>& places) : f_(f), places_(places) {
+    f_.clear();
+    places_.clear();
+  }
   bool StartObject() { return open(true); }
   bool StartArray() { return open(false); }
   bool EndObject(unsigned) { return close(); }
@@ -36,7 +39,7 @@ class RecordSkim {
   bool Key(const char* s, unsigned n, bool) {
     const std::string_view k(s, n);
     key_ = kNone;
-    const Place place = places_.back();
+    const auto place = static_cast<Place>(places_.back());
     const auto is = [&](const char* name, Target t) {
       if (k == name) key_ = t;
     };
@@ -103,7 +106,7 @@ class RecordSkim {
   // A value that is not a container, at the current key (or element).
   bool scalar(std::string_view text, bool is_string) {
     if (places_.empty()) return false;  // a record is an object: RapidJSON says why not
-    const Place place = places_.back();
+    const auto place = static_cast<Place>(places_.back());
     if (place == kInDirs || place == kInSetDirs) {
       if (element_++ == 0 && is_string)  // a C string, as metadata_of reads it
         directories(place) = std::string(text.substr(0, text.find('\0')));
@@ -118,24 +121,31 @@ class RecordSkim {
       if (key_ == kSetDirs) f_.set_metadata.first_directory.reset();
       return true;
     }
-    set_top(is_string ? std::optional<std::string>(text) : std::nullopt);
+    set_top(is_string ? std::optional<std::string_view>(text) : std::nullopt);
     return true;
   }
 
-  // A top-level member: a string, or nullopt for any other value.
-  void set_top(std::optional<std::string> v) {
+  // A top-level member: a string, or nullopt for any other value (a view of the line: only the fields read are
+  // copied, into strings that keep their room from one record to the next).
+  void set_top(std::optional<std::string_view> v) {
+    const auto optional = [&](std::optional<std::string>& field) {
+      if (v)
+        field.emplace(*v);
+      else
+        field.reset();
+    };
     switch (key_) {
-      case kRewind: f_.rewind = std::move(v); break;
+      case kRewind: optional(f_.rewind); break;
       case kId:
         f_.message = v.has_value();
-        f_.fields.id = v.value_or("");
+        f_.fields.id.assign(v.value_or(""));
         break;
-      case kSessionId: f_.session_id = std::move(v); break;
-      case kProjectHash: f_.project_hash = std::move(v); break;
-      case kStartTime: f_.start_time = v.value_or(""); break;
-      case kKind: f_.metadata.kind = v.value_or(""); break;
-      case kTimestamp: f_.fields.timestamp = v.value_or(""); break;
-      case kModel: f_.fields.model = v.value_or(""); break;
+      case kSessionId: optional(f_.session_id); break;
+      case kProjectHash: optional(f_.project_hash); break;
+      case kStartTime: f_.start_time.assign(v.value_or("")); break;
+      case kKind: f_.metadata.kind.assign(v.value_or("")); break;
+      case kTimestamp: f_.fields.timestamp.assign(v.value_or("")); break;
+      case kModel: f_.fields.model.assign(v.value_or("")); break;
       case kSet: f_.set = false; break;
       case kTokens: f_.fields.tokens = false; break;
       case kDirs: f_.metadata.first_directory.reset(); break;
@@ -152,7 +162,7 @@ class RecordSkim {
       places_.push_back(object ? kInTop : kSkip);
       return object;  // a top-level array: RapidJSON says why it is no record
     }
-    const Place place = places_.back();
+    const auto place = static_cast<Place>(places_.back());
     Place next = kSkip;
     if (place == kInTop) {
       if ((key_ == kMessages) && !object) return false;  // a list of messages: read from the Document
@@ -191,15 +201,15 @@ class RecordSkim {
   }
 
   RecordFields& f_;
-  std::vector<Place> places_;
+  std::vector<int>& places_;  // Place: the open containers, kept from one record to the next
   Target key_ = kNone;
   std::size_t element_ = 0;  // of the open directories list
 };
 
 }  // namespace
 
-bool skim_record(std::string_view text, RecordFields& fields) {
-  RecordSkim skim(fields);
+bool RecordSkimmer::skim(std::string_view text, RecordFields& fields) {
+  RecordSkim skim(fields, places_);
   FastSaxReader<RecordSkim> reader;
   return reader.parse(text.data(), text.data() + text.size(), skim, SIZE_MAX);  // deeper: RapidJSON
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pihydrate {
 namespace gemini_cli {
@@ -31,13 +32,31 @@ struct RecordFields {
   bool set = false;  // "$set" is an object
   Metadata set_metadata, metadata;
   std::string start_time;
+  // Emptied for the next record, its strings keeping their room.
+  void clear() {
+    rewind.reset(), session_id.reset(), project_hash.reset();
+    message = set = false;
+    fields.id.clear(), fields.timestamp.clear(), fields.model.clear();
+    fields.tokens = false;
+    fields.input = fields.output = fields.cached = fields.thoughts = 0;
+    set_metadata.first_directory.reset(), metadata.first_directory.reset();
+    set_metadata.kind.clear(), metadata.kind.clear();
+    start_time.clear();
+  }
 };
 
 // True when `text` is certainly a JSON object; then `fields` holds what the
 // first pass reads of it. False when the skim is not sure (a list of
 // messages, a key with escapes, a count RapidJSON might read as a double,
 // bad syntax): the record is then parsed into a Document.
-bool skim_record(std::string_view text, RecordFields& fields);
+// The skim keeps its stack of open containers from one record to the next.
+class RecordSkimmer {
+ public:
+  bool skim(std::string_view text, RecordFields& fields);
+
+ private:
+  std::vector<int> places_;
+};
 
 }  // namespace gemini_cli
 }  // namespace pihydrate

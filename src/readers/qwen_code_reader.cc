@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -99,7 +100,13 @@ bool skim_record(std::string_view text, RecordFields& fields) {
 
 // A record's fragments (Q2), parsed again from the chat file when the
 // record is converted; the entries made from them point into them.
-using Fragments = std::deque<rapidjson::Document>;
+// A record's fragments (Q2), parsed into one pool sized to their bytes (a Document's own pool takes 64 KiB at once,
+// made and freed for each record: a tenth of the reader).
+struct Fragments {
+  explicit Fragments(std::size_t bytes) : pool(bytes) {}
+  rapidjson::MemoryPoolAllocator<> pool;
+  std::deque<rapidjson::Document> docs;
+};
 
 // One pi entry to write, in chain order (Q9 may take back a user message).
 struct Pending {
@@ -165,6 +172,7 @@ class QwenCodeReader {
     std::uint64_t offset = 0;
     std::size_t size = 0;
     std::string type, subtype, uuid, parent;
+    std::size_t next_fragment = SIZE_MAX;  // the next record with its uuid (Q2), in records_
   };
 
   // The fields of a record the first pass reads, from its parsed object.
@@ -207,10 +215,14 @@ class QwenCodeReader {
       return;
     }
     const std::size_t index = records_.size();
-    auto& fragments = by_uuid_[rec.uuid];
-    fragments.push_back(index);  // Q2: records sharing a uuid are one record's fragments
     if (!off_chain_subtype(rec.subtype)) last_on_chain_ = index;
     records_.push_back(std::move(rec));
+    // Q2: records sharing a uuid are one record's fragments.
+    auto [fragments, first] = by_uuid_.try_emplace(records_.back().uuid, Fragment{index, index});
+    if (!first) {
+      records_[fragments->second.last].next_fragment = index;
+      fragments->second.last = index;
+    }
   }
 
   // Q2: the chain Qwen Code resumes: from the leaf (the last record that can be
@@ -226,7 +238,7 @@ class QwenCodeReader {
                                               "a Qwen Code chat file's records are named by their \"uuid\""});
         return {};
       }
-      at = found->second.front();
+      at = found->second.first;
     }
     std::vector<std::size_t> chain;
     std::unordered_set<std::size_t> seen;  // records on the chain so far
@@ -250,7 +262,7 @@ class QwenCodeReader {
                     "qwen-chain-cut");
         break;
       }
-      at = parent->second.front();
+      at = parent->second.first;
     }
     return {chain.rbegin(), chain.rend()};
   }
@@ -262,11 +274,14 @@ class QwenCodeReader {
   // The record's fragments (Q2), parsed again from the file; Q3: telemetry
   // and bookkeeping are never read.
   void load(const Record& first) {
-    auto fragments = std::make_shared<Fragments>();
     const bool read = first.type != "system" || first.subtype == "chat_compression" ||
                       first.subtype == "slash_command" || first.subtype == "custom_title";
-    for (std::size_t i : by_uuid_[first.uuid]) {
-      rapidjson::Document& doc = fragments->emplace_back();
+    std::size_t bytes = 1024;  // the values and their strings take about twice the text
+    for (std::size_t i = fragments_of(first); i != SIZE_MAX; i = records_[i].next_fragment)
+      bytes += read ? 2 * records_[i].size : 0;
+    auto fragments = std::make_shared<Fragments>(bytes);
+    for (std::size_t i = fragments_of(first); i != SIZE_MAX; i = records_[i].next_fragment) {
+      rapidjson::Document& doc = fragments->docs.emplace_back(&fragments->pool);
       if (!read) {
         doc.SetObject();
         continue;
@@ -306,9 +321,9 @@ class QwenCodeReader {
     std::vector<const JsonValue*> parts;
     std::string role;
     std::size_t k = 0;
-    for (std::size_t i : by_uuid_[first.uuid]) {
+    for (std::size_t i = fragments_of(first); i != SIZE_MAX; i = records_[i].next_fragment) {
       const Record& r = records_[i];
-      const JsonValue* message = json_member((*fragments_)[k++], "message");
+      const JsonValue* message = json_member(fragments_->docs[k++], "message");
       if (message == nullptr) continue;
       const JsonValue* list = message->IsObject() ? json_member(*message, "parts") : nullptr;
       if (!message->IsObject() || list == nullptr || !list->IsArray()) {
@@ -322,11 +337,11 @@ class QwenCodeReader {
     }
     if (role.empty()) role = first.type == "assistant" ? "model" : "user";
     // As Qwen Code aggregates fragments: the first model, the last usage.
-    for (const rapidjson::Document& doc : *fragments_) {
+    for (const rapidjson::Document& doc : fragments_->docs) {
       if (model_of_record_.empty()) model_of_record_ = json_string(doc, "model");
       if (const JsonValue* u = json_member(doc, "usageMetadata"); u && u->IsObject()) usage_of_record_ = u;
     }
-    content(first, role, parts, fragments_->front());
+    content(first, role, parts, fragments_->docs.front());
     model_of_record_.clear();
     usage_of_record_ = nullptr;
   }
@@ -444,7 +459,7 @@ class QwenCodeReader {
     } else if (r.subtype == "slash_command") {
       slash_command();
     } else {
-      const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+      const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
       if (r.subtype == "custom_title" && payload != nullptr) title_ = json_string(*payload, "customTitle");
       write_.count("qwen-system-records");  // Q3
     }
@@ -453,7 +468,7 @@ class QwenCodeReader {
   // Q8: a compression checkpoint holds the history Qwen Code continues with: a
   // user message with the summary, the model's acknowledgement, and what it kept.
   void compaction(const Record& r) {
-    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+    const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
     const JsonValue* history = payload ? json_member(*payload, "compressedHistory") : nullptr;
     if (history == nullptr || !history->IsArray() || history->Empty()) {
       write_.count("qwen-system-records");  // Qwen Code does not replace its history either
@@ -487,7 +502,7 @@ class QwenCodeReader {
   // prompt that typed it is not sent to the model.
   void slash_command() {
     write_.count("qwen-system-records");
-    const JsonValue* payload = json_member(fragments_->front(), "systemPayload");
+    const JsonValue* payload = json_member(fragments_->docs.front(), "systemPayload");
     if (payload == nullptr || json_string(*payload, "phase") != "result" || json_true(*payload, "sentToModel")) return;
     const std::string raw = json_string(*payload, "rawCommand");
     if (!raw.empty() && !pending_.empty() && pending_.back().kind == Pending::Kind::kUser &&
@@ -502,7 +517,7 @@ class QwenCodeReader {
     p.kind = kind;
     p.origin = origin(r, what);
     p.key = std::move(key);
-    p.timestamp = json_string(fragments_->front(), "timestamp");
+    p.timestamp = json_string(fragments_->docs.front(), "timestamp");
     p.uuid = r.uuid;
     p.fragments = fragments_;
     return p;
@@ -535,7 +550,7 @@ class QwenCodeReader {
 
   void write_pending(Pending& p) {
     // Q1: ids from the record's uuid, one chain; a record without a time takes the previous one's.
-    const std::string id = entry_id_for(p.key.empty() ? p.uuid : p.key, taken_ids_);
+    const std::string id = entry_ids_.id_for(p.key.empty() ? p.uuid : p.key);
     if (p.timestamp.empty()) p.timestamp = last_timestamp_.empty() ? first_timestamp_ : last_timestamp_;
     last_timestamp_ = p.timestamp;
     const std::int64_t millis = millis_of(p.timestamp, last_millis_);
@@ -560,7 +575,7 @@ class QwenCodeReader {
     for (Deferred& d : deferred_) write_.warn(d.line, d.column, std::move(d.message), d.repair);
     // Q12: the title the user gave the session.
     if (!title_.empty())
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), parent_, last_timestamp_, last_origin_,
+      write_.entry("session_info", entry_ids_.id_for("session_info"), parent_, last_timestamp_, last_origin_,
                    [&](JsonWriter& w) { write_key_string(w, "name", title_); });
   }
 
@@ -714,9 +729,15 @@ class QwenCodeReader {
   std::int64_t last_millis_ = 0;
   TranscriptOrigin last_origin_;
   std::uint64_t written_ = 0;
-  std::unordered_map<std::string, std::vector<std::size_t>> by_uuid_;  // uuid -> its fragments, in file order
-  std::vector<std::pair<std::string, std::string>> open_calls_;        // (call id, tool name) not yet answered
-  std::map<std::string, std::string> taken_ids_;
+  // uuid -> its fragments, in file order: the first and the last, each linked to the next (a vector and a key
+  // string per uuid, made and freed, were 5% of the reader). The keys are the records' own uuids.
+  struct Fragment {
+    std::size_t first, last;
+  };
+  std::unordered_map<std::string_view, Fragment> by_uuid_;
+  std::size_t fragments_of(const Record& r) const { return by_uuid_.find(r.uuid)->second.first; }
+  std::vector<std::pair<std::string, std::string>> open_calls_;  // (call id, tool name) not yet answered
+  EntryIds entry_ids_;
   std::set<std::string> unknown_types_;
   std::string session_id_, first_timestamp_, cwd_, title_;
   std::string model_of_record_, last_model_;  // Q7: the record's model, else the last one seen

@@ -2,6 +2,13 @@
 // transcript record by record, and writing the pi session that stands for it.
 #include "readers/transcript_writer.h"
 
+#include <algorithm>
+#include <cstring>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <rapidjson/error/en.h>
 
 #include "core/files.h"
@@ -21,8 +28,49 @@ bool split_data_url(std::string_view url, std::string& mime, std::string& data) 
   return !mime.empty() && !data.empty();
 }
 
+namespace {
+
+// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil): what timegm
+// counts, a day past a month's end included.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// The times the agents write, "2026-11-28T06:59:44.676Z", read without ms_from_iso's strings and timegm (4% of the
+// Gemini CLI reader); false for any other shape, or a field out of its range, which ms_from_iso reads.
+bool millis_of_utc_millis(std::string_view t, std::int64_t& ms) {
+  if (t.size() != 24 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != '.' ||
+      t[23] != 'Z')
+    return false;
+  const auto number = [&](std::size_t at, std::size_t n, unsigned& value) {
+    value = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      value = value * 10 + static_cast<unsigned>(t[i] - '0');
+    }
+    return true;
+  };
+  unsigned year, month, day, hour, minute, second, milli;
+  if (!(number(0, 4, year) && number(5, 2, month) && number(8, 2, day) && number(11, 2, hour) &&
+        number(14, 2, minute) && number(17, 2, second) && number(20, 3, milli)))
+    return false;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return false;
+  ms = ((days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60 + second;
+  ms = ms * 1000 + milli;
+  return true;
+}
+
+}  // namespace
+
 std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
-  const std::int64_t ms = thread_converter::ms_from_iso(iso);
+  std::int64_t ms = 0;
+  if (millis_of_utc_millis(iso, ms)) return ms < 0 ? fallback : ms;
+  ms = thread_converter::ms_from_iso(iso);
   return ms < 0 ? fallback : ms;
 }
 
@@ -31,6 +79,37 @@ std::string entry_id_for(const std::string& key, std::map<std::string, std::stri
     std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
     auto [it, inserted] = taken.emplace(id, key);
     if (inserted || it->second == key) return id;
+  }
+}
+
+std::string EntryIds::id_for(std::string_view key) {
+  if (table_.size() < 2 * (key_ends_.size() + 1)) {  // grown to twice the size, the ids placed again
+    std::vector<Taken> grown(std::max<std::size_t>(64, 2 * table_.size()));
+    for (const Taken& t : table_)
+      if (t.key != 0) {
+        std::size_t at = t.id & (grown.size() - 1);
+        while (grown[at].key != 0) at = (at + 1) & (grown.size() - 1);
+        grown[at] = t;
+      }
+    table_.swap(grown);
+  }
+  const auto key_of = [&](std::uint32_t k) {
+    const std::size_t begin = k == 1 ? 0 : key_ends_[k - 2];
+    return std::string_view(keys_).substr(begin, key_ends_[k - 1] - begin);
+  };
+  for (std::uint64_t seed = 0;; ++seed) {
+    std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
+    std::uint32_t value = 0;
+    for (const char c : id) value = value << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+    std::size_t at = value & (table_.size() - 1);  // the ids are hashes already
+    while (table_[at].key != 0 && table_[at].id != value) at = (at + 1) & (table_.size() - 1);
+    if (table_[at].key == 0) {
+      keys_.append(key);
+      key_ends_.push_back(keys_.size());
+      table_[at] = Taken{value, static_cast<std::uint32_t>(key_ends_.size())};
+      return id;
+    }
+    if (key_of(table_[at].key) == key) return id;
   }
 }
 
@@ -130,29 +209,36 @@ void SessionSpool::finish(std::string& text, ReadSession& out) {
   out.lines = std::move(state_->lines);
 }
 
+JsonWriter& TranscriptWriter::start_line() {
+  buffer_.Clear();
+  writer_.Reset(buffer_);
+  writer_.StartObject();
+  return writer_;
+}
+
+void TranscriptWriter::end_line(const TranscriptOrigin& origin) {
+  writer_.EndObject();
+  text_.append(buffer_.GetString(), buffer_.GetSize()).push_back('\n');
+  out_.origins.add(origin.line, origin.column, origin.record);
+  if (spool_ != nullptr) spool_->take_block(text_);
+}
+
 void TranscriptWriter::header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
                               const TranscriptOrigin& origin) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
+  JsonWriter& w = start_line();
   write_key_string(w, "type", "session");
   w.Key("version");
   w.Int(3);
   write_key_string(w, "id", session_id);
   write_key_string(w, "timestamp", timestamp);
   write_key_string(w, "cwd", cwd);
-  w.EndObject();
-  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.add(origin.line, origin.column, origin.record);
-  if (spool_ != nullptr) spool_->take_block(text_);
+  end_line(origin);
 }
 
 void TranscriptWriter::entry(const char* type, const std::string& id, const std::string& parent,
                              const std::string& timestamp, const TranscriptOrigin& origin,
                              const std::function<void(JsonWriter&)>& write_members) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
+  JsonWriter& w = start_line();
   write_key_string(w, "type", type);
   write_key_string(w, "id", id);
   w.Key("parentId");
@@ -162,10 +248,7 @@ void TranscriptWriter::entry(const char* type, const std::string& id, const std:
     write_string(w, parent);
   write_key_string(w, "timestamp", timestamp);
   write_members(w);
-  w.EndObject();
-  text_.append(buffer.GetString(), buffer.GetSize()).push_back('\n');
-  out_.origins.add(origin.line, origin.column, origin.record);
-  if (spool_ != nullptr) spool_->take_block(text_);
+  end_line(origin);
 }
 
 void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::string message, std::string hint) {
@@ -184,6 +267,57 @@ void TranscriptWriter::warn(std::uint64_t line, std::uint64_t column, std::strin
                                         std::move(message),
                                         {}});
   count(repair);
+}
+
+bool JsonWriter::String(const Ch* text, rapidjson::SizeType length, bool) {
+  // What Writer escapes, and how: 'u' is \u00XX.
+  static constexpr char kEscape[256] = {
+      'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f',  'r', 'u', 'u',  // 00
+      'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',  'u', 'u', 'u',  // 10
+      0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 20
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 30
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 40
+      0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,   0,   0,    // 50
+  };
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  Prefix(rapidjson::kStringType);
+  const std::size_t room = 2 + std::size_t{length} * 6;  // every byte \u00XX, and the quotes
+  char* const begin = os_->Push(room);
+  char* out = begin;
+  *out++ = '"';
+  for (const char *p = text, *end = text + length; p != end;) {
+    const char* run = p;
+#ifdef __SSE2__
+    // 16 bytes at a time while none is a control byte, a quote or a backslash (kEscape's).
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1f);
+    for (; end - p >= 16; p += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i escaped =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                       _mm_cmpeq_epi8(_mm_max_epu8(bytes, control), control));  // unsigned bytes <= 0x1f
+      if (const int mask = _mm_movemask_epi8(escaped); mask != 0) {
+        p += __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+    }
+#endif
+    while (p != end && kEscape[static_cast<unsigned char>(*p)] == 0) ++p;
+    std::memcpy(out, run, static_cast<std::size_t>(p - run));
+    out += p - run;
+    if (p == end) break;
+    const auto c = static_cast<unsigned char>(*p++);
+    *out++ = '\\';
+    *out++ = kEscape[c];
+    if (kEscape[c] == 'u') {
+      *out++ = '0';
+      *out++ = '0';
+      *out++ = kHex[c >> 4];
+      *out++ = kHex[c & 15];
+    }
+  }
+  *out++ = '"';
+  os_->Pop(room - static_cast<std::size_t>(out - begin));
+  return EndValue(true);
 }
 
 void write_string(JsonWriter& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }

@@ -2,9 +2,16 @@
 // docs/codex.md): how each reader bids, and the rules a recording alone
 // does not pin down, each on a small hand-written transcript.
 #include "common/converted_session.h"
+#include "pihydrate/formats.h"
 #include "readers/readers.h"
+#include "readers/thread_converter.h"
+#include "readers/transcript_writer.h"
 
+#include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -286,6 +293,103 @@ TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.diagnostics[0].code, Code::kTranscriptInvalid);
   EXPECT_EQ(s.diagnostics[0].line, 1u);
+}
+
+// EntryIds is entry_id_for without a tree: the same id for every key, the
+// same id again for a key asked twice, and each id taken once. 200000 keys
+// of 32-bit ids hold a few collisions (about n^2 / 2^33), which move a key
+// on to the next seed in both.
+TEST(TranscriptWriter, EntryIdsGiveTheIdsOfEntryIdFor) {
+  std::map<std::string, std::string> taken;
+  EntryIds ids;
+  std::set<std::string> seen;
+  int moved = 0;  // keys whose first id was taken
+  for (int n = 0; n < 200000; ++n) {
+    const std::string key = "key:" + std::to_string(n);
+    const std::string id = ids.id_for(key);
+    ASSERT_EQ(id, entry_id_for(key, taken)) << key;
+    EXPECT_TRUE(seen.insert(id).second) << key;
+    if (n % 1000 == 0) {
+      EXPECT_EQ(ids.id_for(key), id) << key;
+    }
+    moved += id != hex8_id(stable_hash(key));
+  }
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(taken.size(), 200000u);  // a key asked again took no id of its own
+}
+
+// JsonWriter's String() writes what RapidJSON's Writer writes: every byte
+// alone, between others, and in runs longer and shorter than the 16-byte
+// steps of both; keys, nesting and a parsed document's Accept go through it too.
+TEST(TranscriptWriter, JsonWriterEscapesAsRapidJsonsWriter) {
+  std::vector<std::string> texts = {"", "plain", std::string(1, '\0'), "a\"b\\c/d\x7f\xc3\xa9\xff"};
+  for (int c = 0; c < 256; ++c) {
+    texts.push_back(std::string(1, static_cast<char>(c)));
+    texts.push_back("ab" + std::string(1, static_cast<char>(c)) + std::string(40, 'x') + static_cast<char>(c));
+  }
+  std::uint32_t state = 12345;
+  for (int n = 0; n < 4000; ++n) {
+    const unsigned rare = n % 2 == 0 ? 4 : 64;  // often or seldom a byte to escape: short runs and long ones
+    std::string t(state % (n % 2 == 0 ? 97 : 301), ' ');
+    for (char& c : t) {
+      state = state * 1103515245u + 12345u;
+      const unsigned pick = state >> 20;
+      c = static_cast<char>(pick % rare == 0 ? pick % 40          // a control byte, a quote...
+                            : pick % 3 == 0  ? 0x80 + pick % 128  // UTF-8's bytes, above every escape
+                                             : 'a' + pick % 26);
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    rapidjson::StringBuffer want_buffer, got_buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> want(want_buffer);
+    JsonWriter got(got_buffer);
+    want.StartObject(), got.StartObject();
+    want.Key(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    got.Key(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    want.Null(), got.Null();
+    want.Key("k"), got.Key("k");
+    want.StartArray(), got.StartArray();
+    for (int k = 0; k < 2; ++k) {
+      want.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+      got.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    }
+    want.EndArray(), got.EndArray();
+    want.EndObject(), got.EndObject();
+    ASSERT_EQ(std::string(got_buffer.GetString()), std::string(want_buffer.GetString()));
+    rapidjson::Document doc;
+    doc.Parse(got_buffer.GetString());
+    ASSERT_FALSE(doc.HasParseError());
+    rapidjson::StringBuffer again;
+    JsonWriter w(again);
+    doc.Accept(w);
+    EXPECT_EQ(std::string(again.GetString()), std::string(want_buffer.GetString()));
+  }
+}
+
+// millis_of reads the agents' usual times itself: what ms_from_iso reads from
+// them, for every day of years around leap rules and the epoch (a day past a
+// month's end too, which both carry into the next month), and for the
+// shapes it leaves to ms_from_iso.
+TEST(TranscriptWriter, MillisOfReadsTimesAsMsFromIso) {
+  const auto want = [](const std::string& t) {
+    const std::int64_t ms = thread_converter::ms_from_iso(t);
+    return ms < 0 ? std::int64_t{-7} : ms;
+  };
+  std::vector<std::string> times = {
+      "2026-11-28T06:59:44.676Z",  "2026-11-28T06:59:44.676+01:00", "2026-11-28T06:59:44Z",
+      "2026-11-28T06:59:44.6765Z", "2026-13-28T06:59:44.676Z",      "2026-11-28T24:00:00.000Z",
+      "2026-11-28T06:59:60.000Z",  "2026-11-28 06:59:44.676Z",      "2026-11-2AT06:59:44.676Z",
+      "1969-12-31T23:59:59.999Z",  "0000-01-01T00:00:00.000Z",      ""};
+  char text[32];
+  for (int year : {1, 1900, 1969, 1970, 1971, 1999, 2000, 2004, 2026, 2100, 2400, 9999})
+    for (int month = 1; month <= 12; ++month)
+      for (int day = 1; day <= 31; ++day) {
+        std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, (day * 7) % 24,
+                      (day * 13) % 60, (month * 5) % 60, (day * 37) % 1000);
+        times.push_back(text);
+      }
+  for (const std::string& t : times) EXPECT_EQ(millis_of(t, -7), want(t)) << t;
 }
 
 }  // namespace
