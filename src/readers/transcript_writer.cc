@@ -258,14 +258,14 @@ void TranscriptWriter::error(std::uint64_t line, std::uint64_t column, std::stri
 }
 
 void TranscriptWriter::warn(std::uint64_t line, std::uint64_t column, std::string message, const std::string& repair) {
-  out_.diagnostics.push_back(Diagnostic{Code::kTranscriptRecordDropped,
-                                        Severity::kWarning,
-                                        code_info(Code::kTranscriptRecordDropped).level,
-                                        file_,
-                                        line,
-                                        column,
-                                        std::move(message),
-                                        {}});
+  listed_.add(Diagnostic{Code::kTranscriptRecordDropped,
+                         Severity::kWarning,
+                         code_info(Code::kTranscriptRecordDropped).level,
+                         file_,
+                         line,
+                         column,
+                         std::move(message),
+                         {}});
   count(repair);
 }
 

@@ -18,6 +18,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/json_value.h"
+#include "pihydrate/findings.h"
 #include "pihydrate/reader.h"
 #include "readers/log_source.h"
 
@@ -106,6 +107,10 @@ class TranscriptWriter {
  public:
   TranscriptWriter(const std::string& file, std::string& text, ReadSession& out, SessionSpool* spool = nullptr)
       : file_(file), text_(text), out_(out), spool_(spool), writer_(buffer_) {}
+  // Adds the summary of the warnings not listed (FindingsList) to `out`.
+  ~TranscriptWriter() { listed_.close(); }
+  TranscriptWriter(const TranscriptWriter&) = delete;
+  TranscriptWriter& operator=(const TranscriptWriter&) = delete;
 
   void header(const std::string& session_id, const std::string& timestamp, const std::string& cwd,
               const TranscriptOrigin& origin);
@@ -123,6 +128,7 @@ class TranscriptWriter {
   const std::string& file_;
   std::string& text_;
   ReadSession& out_;
+  FindingsList listed_{out_.diagnostics};  // a transcript of a million dropped records lists a hundred
   SessionSpool* spool_;
   // One line's JSON, written again for each line: its buffer and level stack keep their room.
   rapidjson::StringBuffer buffer_;

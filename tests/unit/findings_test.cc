@@ -102,7 +102,8 @@ TEST(FindingsTest, FindingsAboveTheLevelAreNeitherListedNorCounted) {
 // summaries add up, and doing it again changes nothing.
 TEST(FindingsTest, ListingTwiceChangesNothingAndSummariesAddUp) {
   Diagnostics list;
-  for (std::uint64_t line = 1; line <= 130; ++line) list.push_back(finding(Code::kEventSkipped, Severity::kWarning, line));
+  for (std::uint64_t line = 1; line <= 130; ++line)
+    list.push_back(finding(Code::kEventSkipped, Severity::kWarning, line));
   list.push_back(unlisted_summary(Code::kEventSkipped, Severity::kWarning, "f.jsonl", 1000));
   list_at_most_per_code(list);
   ASSERT_EQ(list.size(), kListedPerCode + 1);

@@ -2,6 +2,7 @@
 // docs/codex.md): how each reader bids, and the rules a recording alone
 // does not pin down, each on a small hand-written transcript.
 #include "common/converted_session.h"
+#include "pihydrate/findings.h"
 #include "pihydrate/formats.h"
 #include "readers/readers.h"
 #include "readers/thread_converter.h"
@@ -286,6 +287,22 @@ TEST(Codex, CompactionDropsItsSummaryReplyAndReportsKeptPrompts) {
   EXPECT_EQ(s.repairs.at("codex-summary-reply"), 1u);
   ASSERT_EQ(s.diagnostics.size(), 1u);
   EXPECT_EQ(s.diagnostics[0].line, 5u);
+}
+
+// A rollout of many items pi cannot use lists a hundred of its warnings
+// and counts the rest, in one summary; the repair counts them all.
+TEST(Codex, AHundredDroppedItemsAreListedAndTheRestCounted) {
+  std::string t = kMeta + user_item("Search.");
+  for (int i = 0; i < 150; ++i) t += cx("response_item", R"({"type":"web_search_call","status":"completed"})");
+  const Converted s = convert_codex(t, "r.jsonl");
+  ASSERT_TRUE(s.ok());
+  std::size_t listed = 0;
+  for (const Diagnostic& d : s.diagnostics) listed += d.code == Code::kTranscriptRecordDropped && d.unlisted == 0;
+  EXPECT_EQ(listed, kListedPerCode);
+  ASSERT_FALSE(s.diagnostics.empty());
+  EXPECT_EQ(s.diagnostics.back().code, Code::kTranscriptRecordDropped);
+  EXPECT_EQ(s.diagnostics.back().unlisted, 50u);
+  EXPECT_EQ(s.repairs.at("codex-items-dropped"), 150u);
 }
 
 TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
