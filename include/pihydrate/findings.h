@@ -48,7 +48,7 @@ class Findings {
 
  private:
   struct Kept {
-    std::uint64_t line, column, order;
+    std::uint64_t order;  // among all added: what breaks a tie of position
     Diagnostic d;
   };
   struct OfCode {

@@ -8,10 +8,13 @@
 namespace pihydrate {
 namespace {
 
-bool earlier(std::uint64_t line_a, std::uint64_t column_a, std::uint64_t order_a, std::uint64_t line_b,
-             std::uint64_t column_b, std::uint64_t order_b) {
-  return std::tie(line_a, column_a, order_a) < std::tie(line_b, column_b, order_b);
-}
+// By position in the file, then in the order added.
+struct Earlier {
+  template <typename Kept>
+  bool operator()(const Kept& a, const Kept& b) const {
+    return std::tie(a.d.line, a.d.column, a.order) < std::tie(b.d.line, b.d.column, b.order);
+  }
+};
 
 }  // namespace
 
@@ -29,21 +32,17 @@ void Findings::add(Diagnostic d) {
     of.unlisted_error = of.unlisted_error || error;
     return;
   }
-  auto later = [](const Kept& a, const Kept& b) {
-    return earlier(a.line, a.column, a.order, b.line, b.column, b.order);
-  };
-  Kept k{d.line, d.column, added_++, std::move(d)};
+  Kept k{added_++, std::move(d)};
   if (of.kept.size() < kListedPerCode) {
     of.kept.push_back(std::move(k));
-    if (of.kept.size() == kListedPerCode) std::make_heap(of.kept.begin(), of.kept.end(), later);
+    if (of.kept.size() == kListedPerCode) std::make_heap(of.kept.begin(), of.kept.end(), Earlier());
     return;
   }
-  // Full: the last by position gives way to an earlier one.
-  Kept& last = of.kept.front();
-  if (earlier(k.line, k.column, k.order, last.line, last.column, last.order)) {
-    std::pop_heap(of.kept.begin(), of.kept.end(), later);
+  // Full (a heap whose front is the last by position): the last gives way to an earlier one.
+  if (Earlier()(k, of.kept.front())) {
+    std::pop_heap(of.kept.begin(), of.kept.end(), Earlier());
     std::swap(of.kept.back(), k);
-    std::push_heap(of.kept.begin(), of.kept.end(), later);
+    std::push_heap(of.kept.begin(), of.kept.end(), Earlier());
   }
   ++of.unlisted;
   of.unlisted_error = of.unlisted_error || k.d.severity == Severity::kError;
