@@ -404,7 +404,7 @@ class ClaudeCodeReader {
   // linear); its id is made from the record's uuid, its time is the record's.
   void add(const Record& r, Pending&& p, const std::string& key = {}) {
     const std::string& id_key = key.empty() ? r.uuid : key;
-    p.id = entry_id_for(id_key.empty() ? "line:" + std::to_string(r.line) : id_key, taken_ids_);
+    p.id = entry_ids_.id_for(id_key.empty() ? "line:" + std::to_string(r.line) : id_key);
     p.parent = last_.id;
     p.timestamp = json_string(doc(r), "timestamp");
     if (p.timestamp.empty()) p.timestamp = last_timestamp_;
@@ -437,7 +437,7 @@ class ClaudeCodeReader {
     for (Deferred& d : deferred_) write_.warn(d.line, d.column, std::move(d.message), d.repair);
     const std::string& name = title_.empty() ? ai_title_ : title_;
     if (!name.empty())
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last_.id, last_.timestamp, last_.origin,
+      write_.entry("session_info", entry_ids_.id_for("session_info"), last_.id, last_.timestamp, last_.origin,
                    [&](JsonWriter& w) { write_key_string(w, "name", name); });
   }
 
@@ -593,7 +593,7 @@ class ClaudeCodeReader {
   std::unordered_map<std::string, std::vector<std::size_t>> result_lines_;  // tool_use id -> records with its result
   std::unordered_map<std::string, std::string> entry_of_;                   // uuid -> the first pi entry it wrote
   std::unordered_map<std::string, std::string> tool_names_;                 // tool_use id -> tool name
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::set<std::string> unknown_types_;
   std::string session_id_, first_uuid_, cwd_, first_timestamp_, title_, ai_title_, last_timestamp_;
   std::int64_t last_millis_ = 0;

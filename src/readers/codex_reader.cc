@@ -405,7 +405,7 @@ class CodexReader {
     return true;
   }
 
-  std::string next_id() { return entry_id_for("codex:" + std::to_string(++entries_), taken_ids_); }
+  std::string next_id() { return entry_ids_.id_for("codex:" + std::to_string(++entries_)); }
 
   void entry(const char* type, const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& members) {
     entry_with_id(type, next_id(), origin, members);
@@ -430,7 +430,7 @@ class CodexReader {
   const JsonValue* reply_usage_ = nullptr;  // the open reply's token counts (token_usage_record), if any
   std::string reply_response_id_;
   std::unordered_map<std::string, std::string> tool_names_;
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::string model_, timestamp_, last_id_;
   std::int64_t last_millis_ = 0;
   std::uint64_t entries_ = 0;

@@ -614,7 +614,7 @@ class CopilotCliReader {
     last_id_ = id;
   }
 
-  std::string next_id() { return entry_id_for("copilot-cli:" + std::to_string(++entries_), taken_ids_); }
+  std::string next_id() { return entry_ids_.id_for("copilot-cli:" + std::to_string(++entries_)); }
 
   // CP2: one chain, ids made from the entries' places.
   void entry(const char* type, const TranscriptOrigin& origin, const std::function<void(JsonWriter&)>& members) {
@@ -649,7 +649,7 @@ class CopilotCliReader {
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
   std::set<std::string> open_calls_;                         // calls written without their result yet
   std::set<std::string> unknown_types_;
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::int64_t last_millis_ = 0;
 };
 

@@ -120,7 +120,7 @@ class OpencodeConverter {
     // O11: the title OpenCode gave the session.
     if (!session.title.empty()) {
       const Pending& last = pending_.back();
-      write_.entry("session_info", entry_id_for("session_info", taken_ids_), last.id, last.timestamp, last.origin,
+      write_.entry("session_info", entry_ids_.id_for("session_info"), last.id, last.timestamp, last.origin,
                    [&](JsonWriter& w) { write_key_string(w, "name", session.title); });
     }
   }
@@ -176,7 +176,7 @@ class OpencodeConverter {
   TranscriptOrigin origin(const Message& m, const std::string& what) const { return {0, 0, what + " " + m.id}; }
 
   void add(const Message& m, Pending&& p, const std::string& key) {
-    p.id = entry_id_for(key, taken_ids_);
+    p.id = entry_ids_.id_for(key);
     p.parent = pending_.empty() ? std::string() : pending_.back().id;
     p.millis = m.created > 0 ? m.created : last_millis_;
     last_millis_ = p.millis;
@@ -519,7 +519,7 @@ class OpencodeConverter {
   std::unordered_map<std::string, const Message*> summary_of_;  // compaction's user message id -> its summary
   std::set<const Message*> summaries_written_;
   std::unordered_map<std::string, std::string> entry_of_;  // message id -> its first pi entry
-  std::map<std::string, std::string> taken_ids_;
+  EntryIds entry_ids_;
   std::set<std::string> unknown_parts_;
   std::uint64_t tokens_before_ = 0;
   std::int64_t last_millis_ = 0;

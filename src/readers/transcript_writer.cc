@@ -74,14 +74,6 @@ std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
   return ms < 0 ? fallback : ms;
 }
 
-std::string entry_id_for(const std::string& key, std::map<std::string, std::string>& taken) {
-  for (std::uint64_t seed = 0;; ++seed) {
-    std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
-    auto [it, inserted] = taken.emplace(id, key);
-    if (inserted || it->second == key) return id;
-  }
-}
-
 std::string EntryIds::id_for(std::string_view key) {
   if (table_.size() < 2 * (key_ends_.size() + 1)) {  // grown to twice the size, the ids placed again
     std::vector<Taken> grown(std::max<std::size_t>(64, 2 * table_.size()));

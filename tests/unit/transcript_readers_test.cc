@@ -312,6 +312,15 @@ TEST(Codex, AnItemBeforeTheSessionMetaIsAnError) {
   EXPECT_EQ(s.diagnostics[0].line, 1u);
 }
 
+// The ids EntryIds gives, the simple way: each id's key in a map.
+std::string entry_id_for(const std::string& key, std::map<std::string, std::string>& taken) {
+  for (std::uint64_t seed = 0;; ++seed) {
+    std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
+    auto [it, inserted] = taken.emplace(id, key);
+    if (inserted || it->second == key) return id;
+  }
+}
+
 // EntryIds is entry_id_for without a tree: the same id for every key, the
 // same id again for a key asked twice, and each id taken once. 200000 keys
 // of 32-bit ids hold a few collisions (about n^2 / 2^33), which move a key
