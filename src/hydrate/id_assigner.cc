@@ -22,7 +22,15 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
   IndexByKey<decltype(id_of), std::hash<std::string_view>> used(plan.entries.size(), id_of);
   std::vector<std::uint8_t> fresh(plan.entries.size(), 1);
   if (!view.migrates_v1) {
+    // The id a few entries ahead, whose slot is loaded while this one's is used (see IndexByKey::prefetch).
+    constexpr std::size_t kAhead = 8;
+    auto prefetch = [&](std::size_t i) {
+      if (i < plan.entries.size() && plan.entries[i].node >= 0)
+        if (const Field& id = view.entry(index, static_cast<std::uint32_t>(plan.entries[i].node)).id; id.is_string())
+          used.prefetch(id.text());
+    };
     for (std::size_t i = 0; i < plan.entries.size(); ++i) {
+      prefetch(i + kAhead);
       PlannedEntry& p = plan.entries[i];
       if (p.node < 0) continue;
       const Entry& e = view.entry(index, static_cast<std::uint32_t>(p.node));

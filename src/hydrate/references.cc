@@ -2,7 +2,9 @@
 // branch_summary fromId and label targetId must name entries of the output.
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "hydrate/plan.h"
 #include "pi/nodes_by_id.h"
@@ -13,15 +15,14 @@ namespace {
 constexpr std::int64_t kNotWritten = -1;
 
 // Where each source node is written: its plan index, found by node or by
-// the id a reference names (string ids only: later wins, as in pi).
+// the id a reference names (string ids only: later wins, as in pi). The
+// table of ids is made when the first id is looked up: most sessions name
+// no entry by id (no compaction, branch summary or label), and a table of
+// every id costs a cache miss an entry.
 class WrittenAt {
  public:
   WrittenAt(const SessionIndex& index, const PiView& view, const Plan& plan)
-      : node_of_id_(view.migrates_v1 ? 0 : view.nodes.size(), KeyOf{&index, &view}),
-        plan_index_of_node_(view.nodes.size(), kNotWritten) {
-    if (!view.migrates_v1)
-      for (std::uint32_t n = 0; n < view.nodes.size(); ++n)
-        if (view.entry(index, n).id.is_string()) node_of_id_.put(n);
+      : index_(index), view_(view), plan_index_of_node_(view.nodes.size(), kNotWritten) {
     for (std::size_t i = 0; i < plan.entries.size(); ++i)
       if (plan.entries[i].node >= 0)
         plan_index_of_node_[static_cast<std::size_t>(plan.entries[i].node)] = static_cast<std::int64_t>(i);
@@ -32,9 +33,9 @@ class WrittenAt {
     return node < 0 ? kNotWritten : plan_index_of_node_[static_cast<std::size_t>(node)];
   }
   // The plan index of the node a string id names, or kNotWritten.
-  std::int64_t id(const Field& f) const {
+  std::int64_t id(const Field& f) {
     if (!f.is_string()) return kNotWritten;
-    return node(node_of_id_.find(JsMapKey{JsonKind::kString, f.text()}));
+    return node(ids().find(JsMapKey{JsonKind::kString, f.text()}));
   }
   void forget(std::int64_t node) { plan_index_of_node_[static_cast<std::size_t>(node)] = kNotWritten; }
 
@@ -44,7 +45,22 @@ class WrittenAt {
     const PiView* view;
     JsMapKey operator()(std::uint32_t node) const { return js_map_key(view->entry(*index, node).id); }
   };
-  NodesById<KeyOf> node_of_id_;
+  const NodesById<KeyOf>& ids() {
+    if (node_of_id_) return *node_of_id_;
+    node_of_id_.emplace(view_.migrates_v1 ? 0 : view_.nodes.size(), KeyOf{&index_, &view_});
+    if (view_.migrates_v1) return *node_of_id_;
+    const KeyOf key_of{&index_, &view_};
+    constexpr std::uint32_t kAhead = 8;  // see IndexByKey::prefetch
+    const auto n = static_cast<std::uint32_t>(view_.nodes.size());
+    for (std::uint32_t node = 0; node < n; ++node) {
+      if (node + kAhead < n) node_of_id_->prefetch(key_of(node + kAhead));
+      if (view_.entry(index_, node).id.is_string()) node_of_id_->put(node);
+    }
+    return *node_of_id_;
+  }
+  const SessionIndex& index_;
+  const PiView& view_;
+  std::optional<NodesById<KeyOf>> node_of_id_;
   std::vector<std::int64_t> plan_index_of_node_;
 };
 
@@ -133,7 +149,7 @@ std::int64_t older_v1_kept_written(const PiView& view, const PlannedEntry& p, co
 // the output. The latest compaction keeps what pi keeps; an entry pi would
 // not find becomes a self-anchor ("keep nothing before me"), which pi reads
 // the same way.
-void anchor_compaction(const SessionIndex& index, const PiView& view, const Plan& plan, const WrittenAt& written,
+void anchor_compaction(const SessionIndex& index, const PiView& view, const Plan& plan, WrittenAt& written,
                        const Entry& e, PlannedEntry& p, HydrateReport& report) {
   const bool latest = p.node == view.compaction;
   std::int64_t target = kNotWritten;

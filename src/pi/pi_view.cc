@@ -171,8 +171,13 @@ void build_tree(const SessionIndex& index, PiView& v) {
   }
   auto key_of = [&](std::uint32_t node) { return js_map_key(v.entry(index, node).id); };
   NodesById<decltype(key_of)> by_id(n, key_of);
-  for (std::uint32_t i = 0; i < n; ++i) by_id.put(i);  // later wins
+  constexpr std::uint32_t kAhead = 8;  // nodes whose slots are loaded while this one's is used
   for (std::uint32_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) by_id.prefetch(key_of(i + kAhead));
+    by_id.put(i);  // later wins
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) by_id.prefetch(key_of(i + kAhead));  // its parent's is nearly always loaded already
     const Entry& e = v.entry(index, i);
     if (by_id.find(js_map_key(e.id)) != i) v.shadowed[i] = 1;
     if (!truthy(e.parent_id)) continue;
