@@ -43,8 +43,9 @@ bool is_iso8601(std::string_view t) {
 
 std::string hex8_id(std::uint64_t hash) {
   hash ^= hash >> 29;  // fold the high bits in
-  char text[9];
-  std::snprintf(text, sizeof text, "%08x", static_cast<unsigned>(hash & 0xffffffffu));
+  // "%08x" of the low 32 bits, without printf: ids are made once per entry.
+  std::string text(8, '0');
+  for (int i = 7; i >= 0; --i, hash >>= 4) text[static_cast<std::size_t>(i)] = "0123456789abcdef"[hash & 0xf];
   return text;
 }
 

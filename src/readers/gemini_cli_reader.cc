@@ -8,9 +8,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -769,7 +769,7 @@ class GeminiCliReader {
   const Message* current_ = nullptr;    // the message of the slot being written
   std::string_view last_model_;
   std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
-  std::set<std::string> answered_;                           // call ids with a result written
+  std::unordered_set<std::string> answered_;                 // call ids with a result written
   EntryIds entry_ids_;
   std::string session_id_, start_time_, directory_, kind_, cwd_, timestamp_, last_id_;
   std::string millis_time_;  // the time last_millis_ was read from

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <random>
+
 namespace pihydrate {
 namespace {
 
@@ -24,6 +28,19 @@ TEST(Formats, Iso8601) {
   EXPECT_FALSE(is_iso8601("2026-01-02 03:04:05Z"));
   EXPECT_FALSE(is_iso8601("1767322245678"));
   EXPECT_FALSE(is_iso8601("2026-01-02T03:04:05."));
+}
+
+// hex8_id writes its digits itself; printf's "%08x" of the folded hash is what it must give.
+TEST(Formats, Hex8IdIsPrintfsHexOfTheFoldedHash) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t hash = i < 4 ? std::uint64_t{0} - static_cast<std::uint64_t>(i) : rng() >> (i % 64);
+    const std::uint64_t folded = hash ^ (hash >> 29);
+    char expected[9];
+    std::snprintf(expected, sizeof expected, "%08x", static_cast<unsigned>(folded & 0xffffffffu));
+    ASSERT_EQ(hex8_id(hash), expected) << hash;
+  }
+  EXPECT_EQ(hex8_id(0), "00000000");
 }
 
 TEST(Formats, FileNameAndAgentDirEncodingFollowPi) {
