@@ -510,15 +510,33 @@ std::string ByteEdits::apply(std::string_view s) const {
 }
 
 void ByteEdits::append_applied(std::string& out, std::string_view s, std::vector<CopiedRun>* copied) const {
-  std::vector<const Edit*> order;
-  for (const Edit& e : edits_) order.push_back(&e);
-  std::stable_sort(order.begin(), order.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
+  // The edits by where they begin, those at one place in the order they were
+  // made. A line has a few: sorted by insertion, on the stack (a hydration
+  // applies them to every line; a vector and stable_sort's buffer were two
+  // allocations a line).
+  constexpr std::size_t kOnStack = 16;
+  const Edit* few[kOnStack];
+  std::vector<const Edit*> many;
+  const Edit** order = few;
+  if (edits_.size() <= kOnStack) {
+    std::size_t n = 0;
+    for (const Edit& e : edits_) {
+      std::size_t at = n++;
+      for (; at > 0 && order[at - 1]->begin > e.begin; --at) order[at] = order[at - 1];
+      order[at] = &e;
+    }
+  } else {
+    for (const Edit& e : edits_) many.push_back(&e);
+    std::stable_sort(many.begin(), many.end(), [](const Edit* a, const Edit* b) { return a->begin < b->begin; });
+    order = many.data();
+  }
   std::size_t pos = 0;
   auto copy = [&](std::size_t end) {
     if (copied && end > pos) copied->push_back({out.size(), pos, end - pos});
     out.append(s.data() + pos, end - pos);
   };
-  for (const Edit* e : order) {
+  for (std::size_t k = 0; k < edits_.size(); ++k) {
+    const Edit* e = order[k];
     if (e->begin < pos) continue;  // overlapping edits: the first wins
     copy(e->begin);
     out += e->text;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace pihydrate {
@@ -61,6 +62,41 @@ TEST(JsonSpans, EditsKeepEveryOtherByte) {
   edits.replace(find_member(m, "id")->value_begin, find_member(m, "id")->value_end, "\"a1b2c3d4\"");
   edits.insert(find_member(m, "id")->value_end, ",\"parentId\":null");
   EXPECT_EQ(edits.apply(s), R"({"type":"message","id":"a1b2c3d4","parentId":null,"n":1E+2,"u":"\u00e9"})");
+}
+
+// ByteEdits sorts a few edits by insertion and many with stable_sort: both
+// must apply edits as the plain rule says (by where they begin, those at one
+// place in the order they were made; one overlapping an earlier is left out).
+TEST(JsonSpans, EditsApplyByThePlainRuleWhateverTheirNumber) {
+  std::mt19937 rng(17);
+  for (int round = 0; round < 3000; ++round) {
+    const std::string s(static_cast<std::size_t>(rng() % 40), 'a');
+    struct Made {
+      std::size_t begin, end;
+      std::string text;
+    };
+    std::vector<Made> made;
+    ByteEdits edits;
+    const std::size_t count = round % 40;  // below, at and past the 16 sorted by insertion
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t begin = rng() % (s.size() + 1), end = begin + rng() % (s.size() + 1 - begin);
+      made.push_back({begin, end, std::to_string(k) + "|"});
+      edits.replace(begin, end, made.back().text);
+    }
+    std::vector<std::size_t> order(made.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return made[a].begin < made[b].begin; });
+    std::string expected;
+    std::size_t pos = 0;
+    for (const std::size_t k : order) {
+      if (made[k].begin < pos) continue;
+      expected += s.substr(pos, made[k].begin - pos) + made[k].text;
+      pos = made[k].end;
+    }
+    expected += s.substr(pos);
+    ASSERT_EQ(edits.apply(s), expected) << "round " << round;
+  }
 }
 
 TEST(JsonSpans, RemoveMemberTakesOneComma) {
