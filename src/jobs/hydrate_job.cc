@@ -129,6 +129,7 @@ bool verify_output(OutputFile& output, const HydrateRequest& request, const Inde
     vo.check_cwd = request.cwd_must_exist;
     IndexOptions output_index = options;
     output_index.known_strings = &carried;
+    output_index.keep_timestamps = false;  // no lint rule runs here
     SessionIndex written = build_file_index(output.fd(), name, output_index);
     FileReport verdict = validate_index(written, vo);
     for (Diagnostic& d : verdict.diagnostics) {
