@@ -9,14 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "core/index_by_key.h"
 #include "core/json_spans.h"
 #include "pihydrate/formats.h"
 #include "readers/gemini_cli_skim.h"
@@ -342,15 +341,15 @@ class GeminiCliReader {
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    const std::size_t hash = std::hash<std::string_view>()(id);
-    const std::size_t at_id = id_slot(id, hash);
-    if (ids_[at_id].message == 0) {
-      messages_.push_back(Message{texts_.keep(id), {}, kNowhere});
-      ids_[at_id] = Id{static_cast<std::uint32_t>(hash), static_cast<std::uint32_t>(messages_.size())};
+    messages_.push_back(Message{id, {}, kNowhere});  // its id the record's until it is kept
+    std::int64_t k = messages_by_id_.put_if_absent(static_cast<std::uint32_t>(messages_.size() - 1));
+    if (k >= 0) {
+      messages_.pop_back();
+    } else {
+      k = static_cast<std::int64_t>(messages_.size() - 1);
+      messages_.back().id = texts_.keep(id);
     }
-    const std::uint32_t k = ids_[at_id].message - 1;
-    if (2 * messages_.size() > ids_.size()) grow_ids();  // kept at most half full
-    Message& entry = messages_[k];
+    Message& entry = messages_[static_cast<std::size_t>(k)];
     Earlier& earlier = entry.earlier;
     if (earlier.timestamp.empty()) earlier.timestamp = texts_.keep(message.timestamp);
     if (!message.model.empty()) {
@@ -369,7 +368,7 @@ class GeminiCliReader {
     }
     entry.place = slots_.size();
     slots_.push_back(at);
-    in_list_.push_back(k);
+    in_list_.push_back(static_cast<std::uint32_t>(k));
   }
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
@@ -574,7 +573,7 @@ class GeminiCliReader {
       return;
     }
     bool has_calls = false;
-    std::vector<std::pair<std::string, std::string>> calls;  // id, name
+    std::vector<std::pair<std::string_view, std::string_view>> calls;  // id, name
     for (const Block& b : blocks)
       if (b.kind == Block::kCall) {
         has_calls = true;
@@ -613,13 +612,18 @@ class GeminiCliReader {
       w.Int64(millis());
       w.EndObject();
     });
-    for (const auto& [id, name] : calls) call_names_[id] = name;
+    for (const auto& [id, name] : calls) {
+      Call& c = call(id);
+      c.name = tool_name(name);
+      c.named = true;
+    }
     // G7: each call's result, from the call's own record, right after the message.
     if (tool_calls)
       for (const JsonValue& call : tool_calls->GetArray()) {
         const std::string id = json_string(call, "id");
         const JsonValue* result = json_member(call, "result");
-        if (id.empty() || result == nullptr || result->IsNull() || call_names_.count(id) == 0) continue;
+        const Call* named = find_call(id);
+        if (id.empty() || result == nullptr || result->IsNull() || named == nullptr || !named->named) continue;
         const std::string_view status = string_at(call, "status");
         const bool failed = status == "error" || status == "cancelled";
         if (result->IsString()) {
@@ -641,7 +645,7 @@ class GeminiCliReader {
   // sent with it (images).
   void function_response(const JsonValue& response, const std::string& id, const JsonValue* siblings, bool failed,
                          const TranscriptOrigin& origin) {
-    if (answered_.count(id)) {
+    if (const Call* c = find_call(id); c != nullptr && c->answered) {
       // G7: the CLI's resume sends a recorded result again beside the one it rebuilt.
       write_.count("gemini-cli-duplicate-results");
       return;
@@ -670,12 +674,13 @@ class GeminiCliReader {
 
   void tool_result(const std::string& id, std::string_view text, const std::vector<const JsonValue*>& images,
                    bool failed, const TranscriptOrigin& origin) {
-    answered_.insert(id);
-    auto name = call_names_.find(id);
+    Call& answered = call(id);
+    answered.answered = true;
+    const std::string_view name = answered.named ? answered.name : std::string_view();
     // G8: a shell call that exited with a code other than 0 failed, as pi's own shell tool says.
     failed = failed || exit_code_of(text) != 0;
     entry("message", {origin.line, origin.column, "functionResponse"}, [&](JsonWriter& w) {
-      begin_tool_result(w, id, name == call_names_.end() ? "" : name->second);
+      begin_tool_result(w, id, name);
       if (!text.empty() || images.empty()) write_text_block(w, text);
       for (const JsonValue* image : images) write_part(w, *image);
       w.EndArray();
@@ -733,43 +738,55 @@ class GeminiCliReader {
     const Message* found = find_message(id);
     return found == nullptr ? none : found->earlier;
   }
-  // Every message id seen, and what its versions said: messages_, found by id in ids_, a table probed in place
-  // (an unordered_map's node per message, made and freed, was 5% of the reader).
+  // Every message id seen, and what its versions said, found by id (an
+  // unordered_map's node per message, made and freed, was 5% of the reader).
   std::vector<Message> messages_;
-  struct Id {
-    std::uint32_t hash = 0;     // the id's, kept: compared first, and not made again when the table grows
-    std::uint32_t message = 0;  // messages_[message - 1], or 0: a free slot
+  struct MessageIdOf {
+    const std::vector<Message>* messages;
+    std::string_view operator()(std::uint32_t k) const { return (*messages)[k].id; }
   };
-  std::vector<Id> ids_ = std::vector<Id>(1024);  // a power of two long, at most half full
-  // The place in ids_ of message `id` (`hash` its hash), or of the free slot it would take.
-  std::size_t id_slot(std::string_view id, std::size_t hash) const {
-    const std::size_t mask = ids_.size() - 1;
-    std::size_t at = hash & mask;
-    while (ids_[at].message != 0 &&
-           (ids_[at].hash != static_cast<std::uint32_t>(hash) || messages_[ids_[at].message - 1].id != id))
-      at = (at + 1) & mask;
-    return at;
-  }
-  void grow_ids() {
-    std::vector<Id> old(2 * ids_.size());
-    old.swap(ids_);
-    const std::size_t mask = ids_.size() - 1;
-    for (const Id& i : old)
-      if (i.message != 0) {
-        std::size_t at = i.hash & mask;  // the ids are all different: the first free slot
-        while (ids_[at].message != 0) at = (at + 1) & mask;
-        ids_[at] = i;
-      }
-  }
+  IndexByKey<MessageIdOf, std::hash<std::string_view>> messages_by_id_{512, MessageIdOf{&messages_}};
   const Message* find_message(std::string_view id) const {
-    const std::uint32_t k = ids_[id_slot(id, std::hash<std::string_view>()(id))].message;
-    return k == 0 ? nullptr : &messages_[k - 1];
+    const std::int64_t k = messages_by_id_.find(id);
+    return k < 0 ? nullptr : &messages_[static_cast<std::size_t>(k)];
   }
+  // The tool calls named so far and the ids answered (G7), found by id; ids and names are kept in texts_.
+  struct Call {
+    std::string_view id, name;
+    bool named = false;     // made by a gemini message: its tool's name is known
+    bool answered = false;  // a result for it is written
+  };
+  std::vector<Call> calls_;
+  struct CallIdOf {
+    const std::vector<Call>* calls;
+    std::string_view operator()(std::uint32_t k) const { return (*calls)[k].id; }
+  };
+  IndexByKey<CallIdOf, std::hash<std::string_view>> calls_by_id_{512, CallIdOf{&calls_}};
+  const Call* find_call(std::string_view id) const {
+    const std::int64_t k = calls_by_id_.find(id);
+    return k < 0 ? nullptr : &calls_[static_cast<std::size_t>(k)];
+  }
+  Call& call(std::string_view id) {
+    calls_.push_back(Call{id, {}, false, false});  // its id the record's until it is kept
+    const std::int64_t k = calls_by_id_.put_if_absent(static_cast<std::uint32_t>(calls_.size() - 1));
+    if (k >= 0) {
+      calls_.pop_back();
+      return calls_[static_cast<std::size_t>(k)];
+    }
+    calls_.back().id = texts_.keep(id);
+    return calls_.back();
+  }
+  // A log names a few tools: each name is kept once.
+  std::string_view tool_name(std::string_view name) {
+    for (const std::string_view known : tool_names_)
+      if (known == name) return known;
+    if (tool_names_.size() < 64) return tool_names_.emplace_back(texts_.keep(name));
+    return texts_.keep(name);
+  }
+  std::vector<std::string_view> tool_names_;
   std::vector<std::uint32_t> in_list_;  // the message of each slot, in messages_
   const Message* current_ = nullptr;    // the message of the slot being written
   std::string_view last_model_;
-  std::unordered_map<std::string, std::string> call_names_;  // call id -> tool name
-  std::unordered_set<std::string> answered_;                 // call ids with a result written
   EntryIds entry_ids_;
   std::string session_id_, start_time_, directory_, kind_, cwd_, timestamp_, last_id_;
   std::string millis_time_;  // the time last_millis_ was read from

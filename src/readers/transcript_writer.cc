@@ -74,34 +74,25 @@ std::int64_t millis_of(const std::string& iso, std::int64_t fallback) {
   return ms < 0 ? fallback : ms;
 }
 
+std::string_view EntryIds::key(std::uint32_t k) const {
+  const std::size_t begin = k == 0 ? 0 : key_ends_[k - 1];
+  return std::string_view(keys_).substr(begin, key_ends_[k] - begin);
+}
+
 std::string EntryIds::id_for(std::string_view key) {
-  if (table_.size() < 2 * (key_ends_.size() + 1)) {  // grown to twice the size, the ids placed again
-    std::vector<Taken> grown(std::max<std::size_t>(64, 2 * table_.size()));
-    for (const Taken& t : table_)
-      if (t.key != 0) {
-        std::size_t at = t.id & (grown.size() - 1);
-        while (grown[at].key != 0) at = (at + 1) & (grown.size() - 1);
-        grown[at] = t;
-      }
-    table_.swap(grown);
-  }
-  const auto key_of = [&](std::uint32_t k) {
-    const std::size_t begin = k == 1 ? 0 : key_ends_[k - 2];
-    return std::string_view(keys_).substr(begin, key_ends_[k - 1] - begin);
-  };
   for (std::uint64_t seed = 0;; ++seed) {
     std::string id = hex8_id(stable_hash(key, 1469598103934665603ULL + seed));
     std::uint32_t value = 0;
     for (const char c : id) value = value << 4 | static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-    std::size_t at = value & (table_.size() - 1);  // the ids are hashes already
-    while (table_[at].key != 0 && table_[at].id != value) at = (at + 1) & (table_.size() - 1);
-    if (table_[at].key == 0) {
+    ids_.push_back(value);  // taken by this key, unless another has it
+    const std::int64_t taken_by = by_id_.put_if_absent(static_cast<std::uint32_t>(ids_.size() - 1));
+    if (taken_by < 0) {
       keys_.append(key);
       key_ends_.push_back(keys_.size());
-      table_[at] = Taken{value, static_cast<std::uint32_t>(key_ends_.size())};
       return id;
     }
-    if (key_of(table_[at].key) == key) return id;
+    ids_.pop_back();
+    if (this->key(static_cast<std::uint32_t>(taken_by)) == key) return id;
   }
 }
 

@@ -16,6 +16,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "core/index_by_key.h"
 #include "core/json_value.h"
 #include "pihydrate/findings.h"
 #include "pihydrate/reader.h"
@@ -158,20 +159,28 @@ std::int64_t millis_of(const std::string& iso, std::int64_t fallback);
 // The pi entry ids (8 hex digits) of a source's keys: the same key, the
 // same id, and each id taken by one key. A key's id is the hash of the key,
 // or, when another key has it, of the key with the next seed. Each id is
-// kept as a number in a table probed in place, beside where its key is in
-// one string of all keys (a std::map of both was 3-5% of a reader's time).
+// kept as a number, found in an IndexByKey, beside where its key is in one
+// string of all keys (a std::map of both was 3-5% of a reader's time).
 class EntryIds {
  public:
+  EntryIds() = default;
+  EntryIds(const EntryIds&) = delete;  // by_id_ reads ids_ through a pointer
+  EntryIds& operator=(const EntryIds&) = delete;
   std::string id_for(std::string_view key);
 
  private:
-  struct Taken {
-    std::uint32_t id = 0;   // the id's 8 hex digits as a number
-    std::uint32_t key = 0;  // its key's place in key_ends_, plus 1; 0: a free slot
+  struct IdOf {
+    const std::vector<std::uint32_t>* ids;
+    std::uint32_t operator()(std::uint32_t key) const { return (*ids)[key]; }
   };
-  std::vector<Taken> table_;           // a power of two long, at most half full
+  struct IdIsItsHash {  // the ids are hashes already
+    std::size_t operator()(std::uint32_t id) const { return id; }
+  };
+  std::string_view key(std::uint32_t k) const;
+  std::vector<std::uint32_t> ids_;     // each key's id (its 8 hex digits as a number), by the key's place
   std::vector<std::size_t> key_ends_;  // where each key ends in keys_
   std::string keys_;
+  IndexByKey<IdOf, IdIsItsHash> by_id_{0, IdOf{&ids_}};  // id -> the key's place
 };
 
 }  // namespace pihydrate

@@ -19,13 +19,14 @@ struct CollidingHash {
   std::size_t operator()(std::string_view) const { return 7; }
 };
 
+// `made_for`: the number of keys the indexes are made for (0: they grow from their smallest).
 template <typename Hash>
-void expect_same_as_unordered_maps(std::uint32_t seed) {
+void expect_same_as_unordered_maps(std::uint32_t seed, std::size_t made_for) {
   std::mt19937 rng(seed);
   std::vector<std::string> keys;
   for (int i = 0; i < 2000; ++i) keys.push_back("id_" + std::to_string(rng() % 700));  // many repeats
   auto key_of = [&keys](std::uint32_t number) { return std::string_view(keys[number]); };
-  IndexByKey<decltype(key_of), Hash> later_wins(keys.size(), key_of), first_wins(keys.size(), key_of);
+  IndexByKey<decltype(key_of), Hash> later_wins(made_for, key_of), first_wins(made_for, key_of);
   std::unordered_map<std::string, std::uint32_t> last, first;
   for (std::uint32_t i = 0; i < keys.size(); ++i) {
     later_wins.put(i);
@@ -40,9 +41,17 @@ void expect_same_as_unordered_maps(std::uint32_t seed) {
   EXPECT_EQ(first_wins.find(""), -1);
 }
 
-TEST(IndexByKeyTest, FindsWhatAnUnorderedMapFinds) { expect_same_as_unordered_maps<std::hash<std::string_view>>(3); }
+TEST(IndexByKeyTest, FindsWhatAnUnorderedMapFinds) {
+  expect_same_as_unordered_maps<std::hash<std::string_view>>(3, 2000);
+}
 
-TEST(IndexByKeyTest, KeysThatAllCollideStayApart) { expect_same_as_unordered_maps<CollidingHash>(5); }
+TEST(IndexByKeyTest, KeysThatAllCollideStayApart) { expect_same_as_unordered_maps<CollidingHash>(5, 2000); }
+
+// Made for none, it grows to the 700 keys, each time placing its slots again.
+TEST(IndexByKeyTest, GrowsAsKeysAreAdded) {
+  expect_same_as_unordered_maps<std::hash<std::string_view>>(7, 0);
+  expect_same_as_unordered_maps<CollidingHash>(9, 0);
+}
 
 }  // namespace
 }  // namespace pihydrate
