@@ -165,6 +165,42 @@ class TextArena {
   std::size_t room_ = 0;
 };
 
+// Records found by their id: a vector, and an IndexByKey over it (an
+// unordered_map's node per record, made and freed, was 5% of the reader).
+// Each record's `id` is kept in a TextArena.
+template <typename Record>
+class RecordsById {
+ public:
+  RecordsById() = default;
+  RecordsById(const RecordsById&) = delete;  // by_id_ reads records_ through a pointer
+  RecordsById& operator=(const RecordsById&) = delete;
+  // The place of the record with this id; one is made, its id kept in `texts`, when there is none.
+  std::uint32_t place_of(std::string_view id, TextArena& texts) {
+    records_.emplace_back();
+    records_.back().id = id;  // the caller's until it is kept
+    const std::int64_t found = by_id_.put_if_absent(static_cast<std::uint32_t>(records_.size() - 1));
+    if (found >= 0) {
+      records_.pop_back();
+      return static_cast<std::uint32_t>(found);
+    }
+    records_.back().id = texts.keep(id);
+    return static_cast<std::uint32_t>(records_.size() - 1);
+  }
+  const Record* find(std::string_view id) const {
+    const std::int64_t k = by_id_.find(id);
+    return k < 0 ? nullptr : &records_[static_cast<std::size_t>(k)];
+  }
+  Record& operator[](std::uint32_t k) { return records_[k]; }
+
+ private:
+  struct IdOf {
+    const std::vector<Record>* records;
+    std::string_view operator()(std::uint32_t k) const { return (*records)[k].id; }
+  };
+  std::vector<Record> records_;
+  IndexByKey<IdOf, std::hash<std::string_view>> by_id_{512, IdOf{&records_}};
+};
+
 Metadata metadata_of(const JsonValue& m) {
   Metadata meta;
   if (const JsonValue* dirs = json_member(m, "directories"); dirs && dirs->IsArray() && !dirs->Empty())
@@ -341,15 +377,8 @@ class GeminiCliReader {
     // G5: the model of a message's versions (the CLI's rewrite of the list drops it).
     // G2, G5: what the CLI's rewrite of the list drops (time, model, token counts), from the
     // message's earlier versions: a few short fields per message, not its text.
-    messages_.push_back(Message{id, {}, kNowhere});  // its id the record's until it is kept
-    std::int64_t k = messages_by_id_.put_if_absent(static_cast<std::uint32_t>(messages_.size() - 1));
-    if (k >= 0) {
-      messages_.pop_back();
-    } else {
-      k = static_cast<std::int64_t>(messages_.size() - 1);
-      messages_.back().id = texts_.keep(id);
-    }
-    Message& entry = messages_[static_cast<std::size_t>(k)];
+    const std::uint32_t k = messages_.place_of(id, texts_);
+    Message& entry = messages_[k];
     Earlier& earlier = entry.earlier;
     if (earlier.timestamp.empty()) earlier.timestamp = texts_.keep(message.timestamp);
     if (!message.model.empty()) {
@@ -368,7 +397,7 @@ class GeminiCliReader {
     }
     entry.place = slots_.size();
     slots_.push_back(at);
-    in_list_.push_back(static_cast<std::uint32_t>(k));
+    in_list_.push_back(k);
   }
 
   // G12: a session-*.json written whole by older versions: one object with the messages.
@@ -738,44 +767,18 @@ class GeminiCliReader {
     const Message* found = find_message(id);
     return found == nullptr ? none : found->earlier;
   }
-  // Every message id seen, and what its versions said, found by id (an
-  // unordered_map's node per message, made and freed, was 5% of the reader).
-  std::vector<Message> messages_;
-  struct MessageIdOf {
-    const std::vector<Message>* messages;
-    std::string_view operator()(std::uint32_t k) const { return (*messages)[k].id; }
-  };
-  IndexByKey<MessageIdOf, std::hash<std::string_view>> messages_by_id_{512, MessageIdOf{&messages_}};
-  const Message* find_message(std::string_view id) const {
-    const std::int64_t k = messages_by_id_.find(id);
-    return k < 0 ? nullptr : &messages_[static_cast<std::size_t>(k)];
-  }
-  // The tool calls named so far and the ids answered (G7), found by id; ids and names are kept in texts_.
+  // Every message id seen, and what its versions said.
+  RecordsById<Message> messages_;
+  const Message* find_message(std::string_view id) const { return messages_.find(id); }
+  // The tool calls named so far and the ids answered (G7); ids and names are kept in texts_.
   struct Call {
     std::string_view id, name;
     bool named = false;     // made by a gemini message: its tool's name is known
     bool answered = false;  // a result for it is written
   };
-  std::vector<Call> calls_;
-  struct CallIdOf {
-    const std::vector<Call>* calls;
-    std::string_view operator()(std::uint32_t k) const { return (*calls)[k].id; }
-  };
-  IndexByKey<CallIdOf, std::hash<std::string_view>> calls_by_id_{512, CallIdOf{&calls_}};
-  const Call* find_call(std::string_view id) const {
-    const std::int64_t k = calls_by_id_.find(id);
-    return k < 0 ? nullptr : &calls_[static_cast<std::size_t>(k)];
-  }
-  Call& call(std::string_view id) {
-    calls_.push_back(Call{id, {}, false, false});  // its id the record's until it is kept
-    const std::int64_t k = calls_by_id_.put_if_absent(static_cast<std::uint32_t>(calls_.size() - 1));
-    if (k >= 0) {
-      calls_.pop_back();
-      return calls_[static_cast<std::size_t>(k)];
-    }
-    calls_.back().id = texts_.keep(id);
-    return calls_.back();
-  }
+  RecordsById<Call> calls_;
+  const Call* find_call(std::string_view id) const { return calls_.find(id); }
+  Call& call(std::string_view id) { return calls_[calls_.place_of(id, texts_)]; }
   // A log names a few tools: each name is kept once.
   std::string_view tool_name(std::string_view name) {
     for (const std::string_view known : tool_names_)
