@@ -26,8 +26,9 @@ class RecordSkim {
   bool StartArray() { return open(false); }
   bool EndObject(unsigned) { return close(); }
   bool EndArray(unsigned) { return close(); }
-  bool skips_current() const { return places_.back() == kSkip; }
+  bool skips_current() const { return places_.back() == kSkip; }  // after Start*: never empty
   bool wants_text() const {
+    if (places_.empty()) return false;  // a line that is a bare string: scalar() says it is no record
     switch (places_.back()) {
       case kInTop: return key_ != kNone && key_ != kSet && key_ != kTokens && key_ != kDirs && key_ != kMessages;
       case kInSet: return key_ == kSetKind;

@@ -238,6 +238,16 @@ TEST(GeminiCli, BrokenLogsAreErrorsAtTheirPlace) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.diagnostics[0].line, 2u);
 
+  // A line that is a bare string, alone or with more after it (the skim once read past its stack here: fuzzing).
+  s = convert(kHeader + "\"x\"\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.diagnostics[0].line, 2u);
+  EXPECT_NE(s.diagnostics[0].message.find("a record is a JSON object"), std::string::npos);
+  s = convert(kHeader + R"(":"0.169.0","source":"exec"})" + "\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.diagnostics[0].line, 2u);
+  EXPECT_NE(s.diagnostics[0].message.find("not JSON"), std::string::npos);
+
   // Wrong types are left out with a warning, never a crash.
   s = convert(kHeader + user("u1", "Hi") + "\n" +
               R"({"id":"g1","type":"gemini","content":7,"toolCalls":"x","thoughts":{}})" + "\n" +
