@@ -52,6 +52,8 @@ class IndexByKey {
   // keys that asks for the one a few steps ahead waits for a few misses at
   // once instead of one after another.
   void prefetch(const Key& key) const { __builtin_prefetch(&slots_[hash_of(key) & mask_]); }
+  // How many keys ahead such a loop asks for (a few misses in flight at once).
+  static constexpr std::uint32_t kPrefetchAhead = 8;
   // The number with this key, or -1.
   std::int64_t find(const Key& key) const {
     const Slot& slot = slots_[probe(key, hash_of(key))];

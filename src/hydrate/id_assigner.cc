@@ -23,7 +23,7 @@ void assign_ids(const SessionIndex& index, const PiView& view, Plan& plan, std::
   std::vector<std::uint8_t> fresh(plan.entries.size(), 1);
   if (!view.migrates_v1) {
     // The id a few entries ahead, whose slot is loaded while this one's is used (see IndexByKey::prefetch).
-    constexpr std::size_t kAhead = 8;
+    constexpr std::size_t kAhead = decltype(used)::kPrefetchAhead;
     auto prefetch = [&](std::size_t i) {
       if (i < plan.entries.size() && plan.entries[i].node >= 0)
         if (const Field& id = view.entry(index, static_cast<std::uint32_t>(plan.entries[i].node)).id; id.is_string())

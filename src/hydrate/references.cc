@@ -47,10 +47,10 @@ class WrittenAt {
   };
   const NodesById<KeyOf>& ids() {
     if (node_of_id_) return *node_of_id_;
-    node_of_id_.emplace(view_.migrates_v1 ? 0 : view_.nodes.size(), KeyOf{&index_, &view_});
-    if (view_.migrates_v1) return *node_of_id_;
     const KeyOf key_of{&index_, &view_};
-    constexpr std::uint32_t kAhead = 8;  // see IndexByKey::prefetch
+    node_of_id_.emplace(view_.migrates_v1 ? 0 : view_.nodes.size(), key_of);
+    if (view_.migrates_v1) return *node_of_id_;
+    constexpr std::uint32_t kAhead = NodesById<KeyOf>::kPrefetchAhead;  // see IndexByKey::prefetch
     const auto n = static_cast<std::uint32_t>(view_.nodes.size());
     for (std::uint32_t node = 0; node < n; ++node) {
       if (node + kAhead < n) node_of_id_->prefetch(key_of(node + kAhead));

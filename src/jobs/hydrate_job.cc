@@ -127,9 +127,9 @@ bool verify_output(OutputFile& output, const HydrateRequest& request, const Inde
     ValidateOptions vo;
     vo.pi_version = request.pi_version;
     vo.check_cwd = request.cwd_must_exist;
-    IndexOptions output_index = options;
+    vo.index = options;
+    IndexOptions output_index = index_options_for(vo);  // as validate indexes: no timestamps' text below lint
     output_index.known_strings = &carried;
-    output_index.keep_timestamps = false;  // no lint rule runs here
     SessionIndex written = build_file_index(output.fd(), name, output_index);
     FileReport verdict = validate_index(written, vo);
     for (Diagnostic& d : verdict.diagnostics) {

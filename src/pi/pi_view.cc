@@ -171,7 +171,7 @@ void build_tree(const SessionIndex& index, PiView& v) {
   }
   auto key_of = [&](std::uint32_t node) { return js_map_key(v.entry(index, node).id); };
   NodesById<decltype(key_of)> by_id(n, key_of);
-  constexpr std::uint32_t kAhead = 8;  // nodes whose slots are loaded while this one's is used
+  constexpr std::uint32_t kAhead = decltype(by_id)::kPrefetchAhead;  // see IndexByKey::prefetch
   for (std::uint32_t i = 0; i < n; ++i) {
     if (i + kAhead < n) by_id.prefetch(key_of(i + kAhead));
     by_id.put(i);  // later wins

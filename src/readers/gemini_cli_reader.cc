@@ -642,8 +642,9 @@ class GeminiCliReader {
       w.EndObject();
     });
     for (const auto& [id, name] : calls) {
+      if (name != last_tool_) last_tool_ = texts_.keep(name);  // a log names few tools, mostly one after another
       Call& c = call(id);
-      c.name = tool_name(name);
+      c.name = last_tool_;
       c.named = true;
     }
     // G7: each call's result, from the call's own record, right after the message.
@@ -779,14 +780,7 @@ class GeminiCliReader {
   RecordsById<Call> calls_;
   const Call* find_call(std::string_view id) const { return calls_.find(id); }
   Call& call(std::string_view id) { return calls_[calls_.place_of(id, texts_)]; }
-  // A log names a few tools: each name is kept once.
-  std::string_view tool_name(std::string_view name) {
-    for (const std::string_view known : tool_names_)
-      if (known == name) return known;
-    if (tool_names_.size() < 64) return tool_names_.emplace_back(texts_.keep(name));
-    return texts_.keep(name);
-  }
-  std::vector<std::string_view> tool_names_;
+  std::string_view last_tool_;          // the last tool name kept
   std::vector<std::uint32_t> in_list_;  // the message of each slot, in messages_
   const Message* current_ = nullptr;    // the message of the slot being written
   std::string_view last_model_;
